@@ -1,0 +1,20 @@
+"""Attention: the masked core, the variant registry and every registered variant.
+
+Importing this package registers all variants (each module registers its own).
+"""
+
+from mope_jax.attention import baseline  # noqa: F401  (registers the baseline variants)
+from mope_jax.attention.core import SelfAttention, attend, causal_mask, dot_product_scores
+from mope_jax.attention.registry import AttnBias, Variant, declared_causal, register, variants
+
+__all__ = [
+    "AttnBias",
+    "SelfAttention",
+    "Variant",
+    "attend",
+    "causal_mask",
+    "declared_causal",
+    "dot_product_scores",
+    "register",
+    "variants",
+]

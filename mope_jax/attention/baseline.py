@@ -1,0 +1,63 @@
+"""The baseline variants of every slot: none, learned, sinusoidal, RoPE, ALiBi."""
+
+from __future__ import annotations
+
+import flax.linen as nn
+
+
+from mope_jax.attention.registry import AttnBias, register
+from mope_jax.encodings.alibi import alibi_bias, alibi_slopes
+from mope_jax.encodings.learned import LearnedPositionalEmbedding
+from mope_jax.encodings.rope import apply_rope
+from mope_jax.encodings.sinusoidal import sinusoidal_encoding
+from mope_jax.typing import Array
+
+for _slot in ("pos_encoding", "qk_position", "attn_bias", "qk_filter"):
+    register(_slot, "none", causal=True, doc="identity")(lambda cfg: None)
+
+
+@register("pos_encoding", "learned", causal=True, doc="learned absolute table, N(0, 0.02)")
+def _learned(cfg):
+    return LearnedPositionalEmbedding(cfg.block_size, cfg.n_embd, cfg.init_std, name="wpe")
+
+
+class Sinusoidal(nn.Module):
+    dim: int
+
+    def __call__(self, positions: Array) -> Array:
+        return sinusoidal_encoding(positions, self.dim)
+
+
+@register("pos_encoding", "sinusoidal", causal=True, doc="fixed sin/cos (Vaswani)")
+def _sinusoidal(cfg):
+    return Sinusoidal(cfg.n_embd)
+
+
+class Rope(nn.Module):
+    base: float
+    layout: str
+
+    def __call__(self, q: Array, k: Array, positions: Array):
+        return (
+            apply_rope(q, positions, base=self.base, layout=self.layout),
+            apply_rope(k, positions, base=self.base, layout=self.layout),
+        )
+
+
+@register("qk_position", "rope", causal=True, doc="rotary q/k (layout from model.rope_layout)")
+def _rope(cfg):
+    return Rope(cfg.rope_base, cfg.rope_layout)
+
+
+class Alibi(nn.Module):
+    n_head: int
+
+    def __call__(self, xn: Array, positions: Array, deterministic: bool) -> AttnBias:
+        return AttnBias(add=alibi_bias(alibi_slopes(self.n_head), positions, positions)[None])
+
+
+@register("attn_bias", "alibi", causal=True, doc="-slope_h (i - j), geometric slopes")
+def _alibi(cfg):
+    return Alibi(cfg.n_head)
+
+

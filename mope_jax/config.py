@@ -1,0 +1,210 @@
+"""Frozen, typed configuration: model, data and training, plus ``key=value`` overrides.
+
+Configs are never written back to; ``apply_overrides`` returns a new object. Nested fields
+are addressed with dots (``model.n_layer=2``, ``train.lr=1e-3``); a bare key is looked up in
+model, data and train in that order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """GPT-style decoder; the defaults are the papers' reference model (DESIGN.md section 0).
+
+    The attention block has four plug points, each selected by name from
+    :mod:`mope_jax.attention.registry` (which also records whether the variant is causal):
+      * ``pos_encoding``: absolute table added to token embeddings (none/learned/sinusoidal/...)
+      * ``qk_position``: transform of q and k by position (none/rope/...)
+      * ``attn_bias``: additive logit bias or post-softmax key gate (none/alibi/...)
+      * ``qk_filter``: filter of q and k along the time axis (none/...)
+    """
+
+    vocab_size: int = 65
+    block_size: int = 256
+    n_layer: int = 6
+    n_head: int = 8
+    n_embd: int = 256
+    dropout: float = 0.1
+    tie_embeddings: bool = True
+    use_bias: bool = True
+    init_std: float = 0.02
+    pos_encoding: str = "learned"
+    qk_position: str = "none"
+    attn_bias: str = "none"
+    qk_filter: str = "none"
+    rope_base: float = 10000.0
+    rope_layout: str = "interleaved"
+    gelu_approximate: bool = False
+
+    @property
+    def head_dim(self) -> int:
+        return self.n_embd // self.n_head
+
+    def __post_init__(self):
+        if self.n_embd % self.n_head:
+            raise ValueError(
+                f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
+                "pick n_embd as a multiple of n_head"
+            )
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where tokens come from.
+
+    source:
+      * ``"blocks"``: built-in synthetic block-copy sequences (no download; the default).
+      * ``"text"``: a plain UTF-8 text file at ``path`` (character level).
+      * ``"tinyshakespeare"``: the ``tiny_shakespeare`` dataset through tensorflow-datasets;
+        ``tfds_manual_dir`` may point at a folder holding karpathy's ``input.txt`` (checksum
+        verified) so that nothing is downloaded.
+    split: ``"paper"`` (first 90% train, last 10% val) or ``"tfds"`` (tfds's own splits).
+    """
+
+    source: str = "blocks"
+    path: str = ""
+    tfds_data_dir: str = ""
+    tfds_manual_dir: str = ""
+    split: str = "paper"
+    train_fraction: float = 0.9
+    # synthetic block-copy task
+    block_len: int = 16
+    num_symbols: int = 16
+    num_tokens: int = 200_000
+    data_seed: int = 0
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation and bookkeeping (DESIGN.md section 0 defaults)."""
+
+    seed: int = 0
+    batch_size: int = 64
+    max_steps: int = 5000
+    lr: float = 3e-4
+    warmup_steps: int = 300
+    min_lr: float = 0.0
+    beta1: float = 0.9
+    beta2: float = 0.95
+    weight_decay: float = 0.1
+    # "all" (paper A), "2d" (paper C: only >=2-D weights); ``no_decay`` excludes parameters
+    # whose path contains any of the given names (e.g. "log_omega,log_sigma").
+    decay_group: str = "all"
+    no_decay: tuple[str, ...] = ()
+    grad_clip: float = 1.0
+    eval_interval: int = 500
+    eval_batches: int = 50
+    log_interval: int = 50
+    checkpoint_interval: int = 500
+    keep_checkpoints: int = 3
+    allow_noncausal: bool = False
+
+
+@dataclass(frozen=True)
+class Config:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    name: str = "custom"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Config":
+        return cls(
+            model=_build(ModelConfig, d.get("model", {})),
+            data=_build(DataConfig, d.get("data", {})),
+            train=_build(TrainConfig, d.get("train", {})),
+            name=d.get("name", "custom"),
+        )
+
+
+def _build(kind, d: dict[str, Any]):
+    names = {f.name: f for f in dataclasses.fields(kind)}
+    unknown = set(d) - set(names)
+    if unknown:
+        raise ValueError(f"unknown {kind.__name__} fields {sorted(unknown)}")
+    hints = typing.get_type_hints(kind)
+    return kind(**{k: _coerce(hints[k], v, k) for k, v in d.items()})
+
+
+class ConfigError(ValueError):
+    """A bad override; the message names the fix."""
+
+
+def _coerce(tp, value: Any, key: str):
+    """Turn a JSON value or an override string into the field's declared type."""
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        if isinstance(value, str):
+            value = [v for v in value.split(",") if v] if value else []
+        return tuple(str(v) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if value is None or value == "None":
+            return None
+        return _coerce(args[0], value, key)
+    if not isinstance(value, str):
+        return tp(value) if tp in (int, float) and not isinstance(value, bool) else value
+    try:
+        if tp is bool:
+            low = value.lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if tp is int:
+            return int(float(value)) if "e" in value.lower() else int(value)
+        if tp is float:
+            return float(value)
+    except ValueError:
+        raise ConfigError(f"{key}={value!r} is not a valid {tp.__name__}; give e.g. {key}=1") from None
+    return value
+
+
+_SECTIONS = ("model", "data", "train")
+
+
+def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Config:
+    """Return a new Config with ``section.field=value`` (or bare ``field=value``) applied."""
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"override {item!r} has no '='; write it as key=value, e.g. train.lr=1e-3")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if key == "name":
+            cfg = dataclasses.replace(cfg, name=value)
+            continue
+        if "." in key:
+            section, fname = key.split(".", 1)
+            if section not in _SECTIONS:
+                raise ConfigError(f"unknown config section {section!r} in {item!r}; use one of {_SECTIONS}")
+        else:
+            fname = key
+            found = [s for s in _SECTIONS if fname in {f.name for f in dataclasses.fields(getattr(cfg, s))}]
+            if not found:
+                raise ConfigError(f"unknown config key {key!r}; run `mope-jax presets --show NAME` to list the keys")
+            section = found[0]
+        sub = getattr(cfg, section)
+        fields = {f.name for f in dataclasses.fields(sub)}
+        if fname not in fields:
+            raise ConfigError(
+                f"unknown key {fname!r} in section {section!r}; valid keys: {', '.join(sorted(fields))}"
+            )
+        hints = typing.get_type_hints(type(sub))
+        new_sub = dataclasses.replace(sub, **{fname: _coerce(hints[fname], value, key)})
+        cfg = dataclasses.replace(cfg, **{section: new_sub})
+    return cfg

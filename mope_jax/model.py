@@ -1,0 +1,83 @@
+"""GPT-style decoder (pre-LN, GELU MLP 4x, dropout, tied or untied embeddings, N(0, 0.02) init).
+
+The reference configuration (DESIGN.md section 0) is ``ModelConfig()``: T=256, E=256,
+6 layers, 8 heads (D=32), learned absolute positions, tied LM head.
+"""
+
+from __future__ import annotations
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from mope_jax.attention import registry
+from mope_jax.attention.core import SelfAttention
+from mope_jax.config import ModelConfig
+from mope_jax.typing import Array, Params
+
+
+class MLP(nn.Module):
+    cfg: ModelConfig
+
+    @nn.compact
+    def __call__(self, x: Array, *, deterministic: bool) -> Array:
+        cfg = self.cfg
+        init = nn.initializers.normal(cfg.init_std)
+        h = nn.Dense(4 * cfg.n_embd, use_bias=cfg.use_bias, kernel_init=init, name="c_fc")(x)
+        h = nn.gelu(h, approximate=cfg.gelu_approximate)
+        h = nn.Dense(cfg.n_embd, use_bias=cfg.use_bias, kernel_init=init, name="c_proj")(h)
+        return nn.Dropout(cfg.dropout)(h, deterministic=deterministic)
+
+
+class Block(nn.Module):
+    cfg: ModelConfig
+
+    @nn.compact
+    def __call__(self, x: Array, positions: Array, *, deterministic: bool) -> Array:
+        """x (B,T,E) -> (B,T,E): x + attn(LN(x)); x + mlp(LN(x))."""
+        ln = lambda name: nn.LayerNorm(epsilon=1e-5, use_bias=self.cfg.use_bias, name=name)  # noqa: E731
+        x = x + SelfAttention(self.cfg, name="attn")(ln("ln_1")(x), positions, deterministic=deterministic)
+        return x + MLP(self.cfg, name="mlp")(ln("ln_2")(x), deterministic=deterministic)
+
+
+class GPT(nn.Module):
+    """tokens (B,T) int32 -> logits (B,T,V) float32."""
+
+    cfg: ModelConfig
+
+    @nn.compact
+    def __call__(self, tokens: Array, *, deterministic: bool = True) -> Array:
+        cfg = self.cfg
+        b, t = tokens.shape
+        if t > cfg.block_size:
+            raise ValueError(f"sequence length {t} exceeds block_size {cfg.block_size}")
+        positions = jnp.arange(t)
+        wte = nn.Embed(cfg.vocab_size, cfg.n_embd, embedding_init=nn.initializers.normal(cfg.init_std), name="wte")
+        x = wte(tokens)  # (B,T,E)
+        pos = registry.get("pos_encoding", cfg.pos_encoding).build(cfg)
+        if pos is not None:
+            x = x + pos(positions)[None]  # (1,T,E)
+        x = nn.Dropout(cfg.dropout)(x, deterministic=deterministic)
+        for i in range(cfg.n_layer):
+            x = Block(cfg, name=f"h_{i}")(x, positions, deterministic=deterministic)
+        x = nn.LayerNorm(epsilon=1e-5, use_bias=cfg.use_bias, name="ln_f")(x)
+        if cfg.tie_embeddings:
+            return wte.attend(x).astype(jnp.float32)
+        head = nn.Dense(cfg.vocab_size, use_bias=False, kernel_init=nn.initializers.normal(cfg.init_std), name="lm_head")
+        return head(x).astype(jnp.float32)
+
+
+def init_params(cfg: ModelConfig, key: Array) -> Params:
+    """Parameters for ``GPT(cfg)`` from a PRNG key (evaluated at shape (1, block_size))."""
+    tokens = jnp.zeros((1, cfg.block_size), jnp.int32)
+    return GPT(cfg).init({"params": key}, tokens, deterministic=True)["params"]
+
+
+def count_params(params: Params) -> int:
+    return int(sum(x.size for x in jax.tree_util.tree_leaves(params)))
+
+
+def cross_entropy(logits: Array, targets: Array) -> Array:
+    """Mean next-token loss in nats. logits (B,T,V), targets (B,T) int."""
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.take_along_axis(logp, targets[..., None], axis=-1).mean()

@@ -46,7 +46,9 @@ class GPT(nn.Module):
     cfg: ModelConfig
 
     @nn.compact
-    def __call__(self, tokens: Array, *, deterministic: bool = True) -> Array:
+    def __call__(self, tokens: Array, *, deterministic: bool = True, embed_offset: Array | None = None) -> Array:
+        """embed_offset (B,T,E), optional: added to the token embeddings. The causality audit
+        differentiates through it, since tokens themselves are discrete."""
         cfg = self.cfg
         b, t = tokens.shape
         if t > cfg.block_size:
@@ -54,6 +56,8 @@ class GPT(nn.Module):
         positions = jnp.arange(t)
         wte = nn.Embed(cfg.vocab_size, cfg.n_embd, embedding_init=nn.initializers.normal(cfg.init_std), name="wte")
         x = wte(tokens)  # (B,T,E)
+        if embed_offset is not None:
+            x = x + embed_offset
         pos = registry.get("pos_encoding", cfg.pos_encoding).build(cfg)
         if pos is not None:
             x = x + pos(positions)[None]  # (1,T,E)

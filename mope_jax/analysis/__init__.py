@@ -1,0 +1,1 @@
+"""Analysis: causality audit, learned spectra, diagnostics, statistics."""

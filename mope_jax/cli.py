@@ -1,0 +1,212 @@
+"""``mope-jax``: thin command line over the library (parse, call, print).
+
+    mope-jax demo                                   the main job: 3 encodings on built-in data
+    mope-jax presets                                list presets and model variants
+    mope-jax train --preset cpu --variant rope --data input.txt --run-dir runs/rope
+    mope-jax eval   --run-dir runs/rope
+    mope-jax sample --run-dir runs/rope --prompt "ROMEO:" --tokens 200
+
+Overrides are ``section.key=value`` (``train.lr=1e-3``, ``model.n_layer=2``). Bad input prints
+one line starting with ``error:`` that names the fix, and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+EPILOG = """examples:
+  mope-jax demo                                         # no download; ~2 min on 2 CPU cores
+  mope-jax train --preset cpu --data path/to/input.txt  # TinyShakespeare from a local file
+  mope-jax train --preset cpu --data tinyshakespeare    # through tensorflow-datasets
+  mope-jax train --preset reference --variant rope --data input.txt --run-dir runs/ref-rope
+  mope-jax train --preset smoke train.max_steps=40      # key=value overrides
+Run the same train command again to resume an interrupted run (SIGTERM saves first)."""
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", default="cpu", help="scale preset (mope-jax presets lists them); default: cpu")
+    p.add_argument("--variant", default="learned", help="model variant (positional encoding / attention); default: learned")
+    p.add_argument("--data", default=None,
+                   help="'blocks' (built-in synthetic task, default), 'tinyshakespeare' (tensorflow-datasets), "
+                        "or a path to a UTF-8 text file")
+    p.add_argument("--tfds-manual-dir", default=None,
+                   help="folder holding karpathy's input.txt, so tfds builds tiny_shakespeare without a download")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. train.lr=1e-3")
+
+
+def build_config(args: argparse.Namespace):
+    from mope_jax.config import apply_overrides
+    from mope_jax.presets import apply_variant, get_preset
+
+    cfg = apply_variant(get_preset(args.preset), args.variant)
+    data = {}
+    if args.data:
+        if args.data in ("blocks", "tinyshakespeare"):
+            data["source"] = args.data
+        else:
+            data.update(source="text", path=args.data)
+    if getattr(args, "tfds_manual_dir", None):
+        data["tfds_manual_dir"] = args.tfds_manual_dir
+    if data:
+        cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, **data))
+    return apply_overrides(cfg, args.overrides)
+
+
+def default_run_dir(cfg) -> Path:
+    return Path("runs") / f"{cfg.name.replace('/', '-')}-{cfg.data.source}-s{cfg.train.seed}"
+
+
+def cmd_train(args) -> int:
+    from mope_jax.train import run
+
+    cfg = build_config(args)
+    run_dir = Path(args.run_dir) if args.run_dir else default_run_dir(cfg)
+    print(f"run dir: {run_dir}  (config: {cfg.name}, data: {cfg.data.source})")
+    res = run(cfg, run_dir, progress=not args.no_progress, stop_after=args.stop_after)
+    f = res.final
+    if res.interrupted:
+        print(f"stopped at step {f['steps']}; run the same command again to resume")
+        return 0
+    print(f"done: {f['steps']} steps  val loss {f['final_val_loss']:.4f} nats/token  "
+          f"(best {f['best_val_loss']:.4f})  {f['tokens_per_s']:,.0f} tokens/s  "
+          f"{'causal' if f['causality']['declared_causal'] else 'NON-CAUSAL'}")
+    print(f"results: {run_dir / 'final.json'}")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from mope_jax.train import evaluate_run, load_run
+
+    data_cfg = None
+    if args.data or args.tfds_manual_dir:
+        cfg, _, _ = load_run(args.run_dir)
+        ns = argparse.Namespace(data=args.data, tfds_manual_dir=args.tfds_manual_dir)
+        upd = {}
+        if ns.data:
+            upd = {"source": ns.data} if ns.data in ("blocks", "tinyshakespeare") else {"source": "text", "path": ns.data}
+        if ns.tfds_manual_dir:
+            upd["tfds_manual_dir"] = ns.tfds_manual_dir
+        data_cfg = dataclasses.replace(cfg.data, **upd)
+    out = evaluate_run(args.run_dir, data_cfg, batches=args.batches)
+    print(json.dumps(out))
+    return 0
+
+
+def cmd_sample(args) -> int:
+    import jax
+
+    from mope_jax.data import load_corpus
+    from mope_jax.train import generate, load_run
+
+    cfg, state, meta = load_run(args.run_dir)
+    corpus = load_corpus(cfg.data, cfg.model.block_size)
+    prompt = args.prompt if args.prompt is not None else corpus.decode(corpus.val[:1]).strip() or corpus.vocab[0]
+    ids = generate(cfg, state.params, corpus.encode(prompt), args.tokens, jax.random.PRNGKey(args.seed),
+                   temperature=args.temperature, top_k=args.top_k)
+    print(prompt + corpus.decode(ids))
+    return 0
+
+
+def cmd_presets(args) -> int:
+    from mope_jax.attention import registry
+    from mope_jax.model import count_params, init_params
+    from mope_jax.presets import model_variants, presets
+
+    import jax
+
+    print("scale presets (--preset):")
+    for p in presets().values():
+        cfg = p.build()
+        n = count_params(jax.eval_shape(lambda: init_params(cfg.model, jax.random.PRNGKey(0))))
+        print(f"  {p.name:<12} {n/1e6:6.2f}M params (vocab {cfg.model.vocab_size})  {p.description}  [{p.cost}]")
+    print("\nmodel variants (--variant):")
+    for v in model_variants().values():
+        from mope_jax.presets import apply_variant, get_preset
+
+        causal = registry.declared_causal(apply_variant(get_preset("smoke"), v.name).model)
+        print(f"  {v.name:<18} {'causal    ' if causal else 'NON-CAUSAL'}  {v.description}")
+    if args.show:
+        from mope_jax.presets import get_preset
+
+        print(get_preset(args.show).to_json())
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from mope_jax.demo import main as demo_main
+
+    return demo_main(steps=args.steps, run_root=Path(args.run_root), progress=not args.no_progress)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mope-jax", description=__doc__.split("\n\n")[0], epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("train", help="train (or resume) a model", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_config_args(p)
+    p.add_argument("--run-dir", default=None, help="where checkpoints and metrics go (default: runs/<name>)")
+    p.add_argument("--stop-after", type=int, default=None, help="stop (and save) after this many steps")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("eval", help="evaluate a checkpoint on its corpus (or on --data)")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--data", default=None, help="another corpus (its vocabulary must match)")
+    p.add_argument("--tfds-manual-dir", default=None)
+    p.add_argument("--batches", type=int, default=None, help="eval batches per split")
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("sample", help="generate text from a checkpoint")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--prompt", default=None)
+    p.add_argument("--tokens", type=int, default=200)
+    p.add_argument("--temperature", type=float, default=0.8)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("presets", help="list scale presets and model variants")
+    p.add_argument("--show", default=None, metavar="PRESET", help="print a preset's full config")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("demo", help="the main job: train 3 encodings on built-in data and compare")
+    p.add_argument("--steps", type=int, default=None, help="training steps per model")
+    p.add_argument("--run-root", default="runs/demo")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    from mope_jax.config import ConfigError
+    from mope_jax.data import DataError
+    from mope_jax.train import TrainingError
+
+    try:
+        return args.func(args)
+    except (DataError, ConfigError, TrainingError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # unknown preset / variant names and similar
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume from the last checkpoint", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

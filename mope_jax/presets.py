@@ -1,0 +1,126 @@
+"""Named configurations. ``get_preset(name)`` returns a fresh, frozen Config.
+
+Scales:
+  * ``reference``: the papers' reference model and schedule (DESIGN.md section 0), for a
+    GPU/TPU: 4.82M parameters, 5000 steps of 64 x 256 tokens.
+  * ``cpu``: a small model that trains in minutes on 2 CPU cores.
+  * ``smoke``: seconds; used by the tests.
+Data is chosen separately (``--data`` on the command line, or ``data.*`` overrides); every
+preset defaults to the built-in synthetic block-copy task, which needs no download.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    build: Callable[[], Config]
+    description: str
+    cost: str  # expected cost, measured (see README "Presets")
+
+
+def _reference() -> Config:
+    return Config(name="reference")
+
+
+def _cpu() -> Config:
+    return Config(
+        name="cpu",
+        model=ModelConfig(block_size=64, n_layer=4, n_head=4, n_embd=128, dropout=0.0),
+        train=TrainConfig(batch_size=32, max_steps=1500, lr=2e-3, warmup_steps=100, eval_interval=250,
+                          eval_batches=20, log_interval=50, checkpoint_interval=250),
+    )
+
+
+def _smoke() -> Config:
+    return Config(
+        name="smoke",
+        model=ModelConfig(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.1),
+        data=DataConfig(num_tokens=5000),
+        train=TrainConfig(batch_size=4, max_steps=20, lr=1e-3, warmup_steps=5, eval_interval=10, eval_batches=2,
+                          log_interval=5, checkpoint_interval=10, keep_checkpoints=2),
+    )
+
+
+_PRESETS: dict[str, Preset] = {}
+
+
+def register_preset(name: str, description: str, cost: str):
+    def deco(build: Callable[[], Config]):
+        if name in _PRESETS:
+            raise ValueError(f"preset {name!r} registered twice")
+        _PRESETS[name] = Preset(name, build, description, cost)
+        return build
+
+    return deco
+
+
+register_preset("reference", "papers' reference: T=256, E=256, 6x8 heads, 5000 steps x 64 windows (GPU/TPU)",
+                "4.82M params; ~82M tokens")(_reference)
+register_preset("cpu", "T=64, E=128, 4x4 heads, 1500 steps x 32 windows; trains in minutes on 2 CPU cores",
+                "0.80M params; ~3.1M tokens")(_cpu)
+register_preset("smoke", "T=32, E=32, 1 layer, 20 steps; seconds, for tests", "tiny")(_smoke)
+
+
+def presets() -> dict[str, Preset]:
+    return dict(_PRESETS)
+
+
+def get_preset(name: str) -> Config:
+    if name not in _PRESETS:
+        raise ValueError(f"unknown preset {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_PRESETS))}")
+    return _PRESETS[name].build()
+
+
+# --------------------------------------------------------------------------- model variants
+# A variant names the model plug points (and, where needed, train fields such as no_decay) on
+# top of a scale preset: ``mope-jax train --preset cpu --variant rope``.
+
+
+@dataclass(frozen=True)
+class ModelVariant:
+    name: str
+    model: dict
+    train: dict
+    description: str
+
+
+_VARIANTS: dict[str, ModelVariant] = {}
+
+
+def register_variant(name: str, description: str, *, train: dict | None = None, **model_fields):
+    if name in _VARIANTS:
+        raise ValueError(f"model variant {name!r} registered twice")
+    _VARIANTS[name] = ModelVariant(name, dict(model_fields), dict(train or {}), description)
+
+
+def model_variants() -> dict[str, ModelVariant]:
+    return dict(_VARIANTS)
+
+
+def apply_variant(cfg: Config, name: str) -> Config:
+    if name not in _VARIANTS:
+        raise ValueError(f"unknown variant {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_VARIANTS))}")
+    v = _VARIANTS[name]
+    return dataclasses.replace(
+        cfg,
+        name=f"{cfg.name}/{name}",
+        model=dataclasses.replace(cfg.model, **v.model),
+        train=dataclasses.replace(cfg.train, **v.train),
+    )
+
+
+register_variant("learned", "learned absolute positions (GPT-2; the papers' baseline)")
+register_variant("nope", "no positional information at all", pos_encoding="none")
+register_variant("sincos", "fixed sinusoidal absolute encoding", pos_encoding="sinusoidal")
+register_variant("rope", "RoPE on q/k only (interleaved pairs)", pos_encoding="none", qk_position="rope")
+register_variant("rope-half", "RoPE, NeoX/HF half-split layout", pos_encoding="none", qk_position="rope",
+                 rope_layout="half")
+register_variant("alibi", "ALiBi linear distance bias", pos_encoding="none", attn_bias="alibi")

@@ -143,7 +143,7 @@ def make_train(cfg: Config) -> Trainer:
         value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = {"loss": value, "grad_norm": optax.global_norm(grads), "lr": schedule(state.step)}
+        metrics = {"loss": value, "grad_norm": optax.tree.norm(grads), "lr": schedule(state.step)}
         return state.replace(step=state.step + 1, params=params, opt_state=opt_state), metrics
 
     def train_steps(state: TrainState, data: Array, n_steps: int):

@@ -43,6 +43,20 @@ class ModelConfig:
     rope_base: float = 10000.0
     rope_layout: str = "interleaved"
     gelu_approximate: bool = False
+    # Paper A, MOPE (pos_encoding="morlet", encodings/morlet.py); defaults = the paper.
+    # init: "boundary" (sigma = bound/omega) or "off" (sigma = 2 bound/omega);
+    # constraint: "clamp" (the paper's projection) | "penalty" (soft, weight mope_penalty) | "none".
+    mope_init: str = "boundary"
+    mope_constraint: str = "clamp"
+    mope_bound: float = 5.0
+    mope_penalty: float = 1.0
+    mope_center: bool = False  # learnable envelope centres b0_i (the paper: b0 = 0, fixed)
+    # Morlet-RoPE (qk_position="morlet-rope"): sigma per head and per group of frequencies
+    # (0 = one per frequency); init sigma_i = morlet_rope_init / theta_i.
+    morlet_rope_groups: int = 0
+    morlet_rope_init: float = 5.0
+    # EGA (attn_bias="ega-n" / "ega-n-prefix"): number of mixed energy projections.
+    ega_n: int = 4
 
     @property
     def head_dim(self) -> int:

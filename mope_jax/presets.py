@@ -124,3 +124,25 @@ register_variant("rope", "RoPE on q/k only (interleaved pairs)", pos_encoding="n
 register_variant("rope-half", "RoPE, NeoX/HF half-split layout", pos_encoding="none", qk_position="rope",
                  rope_layout="half")
 register_variant("alibi", "ALiBi linear distance bias", pos_encoding="none", attn_bias="alibi")
+
+# Paper A (DESIGN.md section 1): the paper's six rows plus our extensions. Weight decay 0.1 on
+# ALL parameters, spectral ones included (decay_group="all"), as the authors ran it.
+_A = {"decay_group": "all"}
+register_variant("a-baseline", "paper A row 1: learned absolute table", train=_A, pos_encoding="learned")
+register_variant("a-sincos", "paper A: fixed sin/cos table", train=_A, pos_encoding="sinusoidal")
+register_variant("a-rope", "paper A: RoPE on q/k PLUS the learned absolute table (as the paper ran it)", train=_A,
+                 pos_encoding="learned", qk_position="rope")
+register_variant("a-mope", "paper A: MOPE alone (no learned table), boundary init, clamp", train=_A,
+                 pos_encoding="morlet")
+register_variant("a-ega1", "paper A: learned table + EGA-1 with full-sequence z-norm (NON-CAUSAL)", train=_A,
+                 pos_encoding="learned", attn_bias="ega")
+register_variant("a-ega-morlet", "paper A: MOPE + EGA-1, full-sequence z-norm (NON-CAUSAL)", train=_A,
+                 pos_encoding="morlet", attn_bias="ega")
+register_variant("a-ega-morlet-causal", "MOPE + EGA-1 with the causal prefix z-norm", train=_A,
+                 pos_encoding="morlet", attn_bias="ega-prefix")
+register_variant("a-ega1-causal", "learned table + EGA-1 with the causal prefix z-norm", train=_A,
+                 pos_encoding="learned", attn_bias="ega-prefix")
+register_variant("a-morlet-rope", "Morlet-RoPE (Gaussian envelope in r = m - n per head/frequency) + learned table",
+                 train=_A, pos_encoding="learned", qk_position="morlet-rope")
+register_variant("a-mope-center", "MOPE with learnable envelope centres b0_i", train=_A, pos_encoding="morlet",
+                 mope_center=True)

@@ -1,0 +1,281 @@
+"""Learned spectral parameters: extraction, eval summaries, read-back, JSON and plots.
+
+``train.run`` calls two hooks of this module:
+  * ``extract_spectra(cfg, state) -> {name: np.ndarray}``, stored as named arrays in every
+    checkpoint (read back with :func:`read_spectra` without rebuilding the model);
+  * ``eval_summary(cfg, state) -> {name: float}``, merged into the metrics line of each eval.
+
+Both are small dispatchers over per-family functions registered with
+:func:`register_extractor` / :func:`register_summary`; a family looks at the params tree and
+returns ``{}`` when its parameters are absent. Names are flat strings ``family_quantity``.
+
+Paper A families here:
+  * ``mope``: omega (rad/token), sigma (tokens) after the configured constraint, the raw
+    exp(log .) values, and centres b0 if learned;
+  * ``morlet_rope``: sigma per layer, head and frequency group (L, H, G), tokens;
+  * ``ega``: gate slope alpha and threshold tau per layer and head (L, H).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+import jax
+import numpy as np
+
+from mope_jax.encodings.morlet import clamp_active, constrain
+from mope_jax.typing import Params
+
+BOUNDARY_TOL = 1e-3  # |omega sigma - bound| below this counts as "on the boundary"
+
+Extractor = Callable[[Any, Params], dict[str, np.ndarray]]
+Summary = Callable[[Any, Params], dict[str, Any]]
+_EXTRACTORS: dict[str, Extractor] = {}
+_SUMMARIES: dict[str, Summary] = {}
+
+
+def register_extractor(name: str):
+    """Decorator: ``fn(model_cfg, params) -> {name: array}`` joins :func:`extract_spectra`."""
+
+    def deco(fn: Extractor) -> Extractor:
+        _EXTRACTORS[name] = fn
+        return fn
+
+    return deco
+
+
+def register_summary(name: str):
+    """Decorator: ``fn(model_cfg, params) -> {name: scalar}`` joins :func:`eval_summary`."""
+
+    def deco(fn: Summary) -> Summary:
+        _SUMMARIES[name] = fn
+        return fn
+
+    return deco
+
+
+def _split(cfg, state) -> tuple[Any, Params]:
+    model_cfg = getattr(cfg, "model", cfg)  # a Config or a ModelConfig
+    params = getattr(state, "params", state)  # a TrainState or a params tree
+    return model_cfg, params
+
+
+def extract_spectra(cfg, state) -> dict[str, np.ndarray]:
+    """Every registered family's named arrays ({} for a model without spectral parameters)."""
+    model_cfg, params = _split(cfg, state)
+    out: dict[str, np.ndarray] = {}
+    for fn in _EXTRACTORS.values():
+        out.update({k: np.asarray(v) for k, v in fn(model_cfg, params).items()})
+    out.update(_data_aware("rope_energy_spectra", cfg, params))
+    return out
+
+
+def eval_summary(cfg, state) -> dict[str, Any]:
+    """Every registered family's JSON scalars ({} for a model without spectral parameters)."""
+    model_cfg, params = _split(cfg, state)
+    out: dict[str, Any] = {}
+    for fn in _SUMMARIES.values():
+        out.update(fn(model_cfg, params))
+    out.update(_data_aware("rope_energy_summary", cfg, params))
+    return out
+
+
+def _data_aware(name: str, cfg, params: Params) -> dict[str, Any]:
+    """Families that need input tokens (probe windows of the run's corpus), hence the whole
+    Config: paper B's RoPE frequency energy (analysis/freq_energy.py). {} given a ModelConfig."""
+    if not hasattr(cfg, "data"):
+        return {}
+    from mope_jax.analysis import freq_energy
+
+    return getattr(freq_energy, name)(cfg, params)
+
+
+def read_spectra(run_dir: str | Path, step: int | None = None) -> dict[str, np.ndarray]:
+    """The spectra stored in a run's checkpoint (latest step by default)."""
+    from mope_jax.checkpoint import Checkpointer
+
+    with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
+        return ckpt.read_spectra(step)
+
+
+# --------------------------------------------------------------------------- MOPE
+
+
+def mope_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """omega, sigma (constrained as configured), raw exp(log .) values, clamp mask, centres."""
+    if "mope" not in params:
+        return {}
+    p = params["mope"]
+    lo, ls = np.asarray(p["log_omega"]), np.asarray(p["log_sigma"])
+    omega, sigma = constrain(lo, ls, constraint=model_cfg.mope_constraint, bound=model_cfg.mope_bound)
+    out = {
+        "mope_omega": np.asarray(omega),
+        "mope_sigma": np.asarray(sigma),
+        "mope_raw_omega": np.exp(lo),
+        "mope_raw_sigma": np.exp(ls),
+        "mope_clamp_active": np.asarray(clamp_active(lo, ls, bound=model_cfg.mope_bound)),
+    }
+    if "center" in p:
+        out["mope_center"] = np.asarray(p["center"])
+    return out
+
+
+@register_extractor("mope")
+def _mope_extract(model_cfg, params):
+    return mope_values(model_cfg, params)
+
+
+def boundary_stats(omega: np.ndarray, sigma: np.ndarray, bound: float, prefix: str = "mope") -> dict[str, float]:
+    """Fraction of pairs on omega sigma = bound (|. - bound| < 1e-3), below it, and ranges."""
+    prod = np.asarray(omega, np.float64) * np.asarray(sigma, np.float64)
+    return {
+        f"{prefix}_on_boundary_frac": float(np.mean(np.abs(prod - bound) < BOUNDARY_TOL)),
+        f"{prefix}_below_bound_frac": float(np.mean(prod < bound - BOUNDARY_TOL)),
+        f"{prefix}_product_min": float(prod.min()),
+        f"{prefix}_product_median": float(np.median(prod)),
+        f"{prefix}_product_max": float(prod.max()),
+        f"{prefix}_omega_min": float(np.min(omega)),
+        f"{prefix}_omega_max": float(np.max(omega)),
+        f"{prefix}_sigma_min": float(np.min(sigma)),
+        f"{prefix}_sigma_max": float(np.max(sigma)),
+        f"{prefix}_aliased_frac": float(np.mean(np.asarray(omega) > math.pi)),
+    }
+
+
+@register_summary("mope")
+def _mope_summary(model_cfg, params):
+    v = mope_values(model_cfg, params)
+    if not v:
+        return {}
+    out = boundary_stats(v["mope_omega"], v["mope_sigma"], model_cfg.mope_bound)
+    out["mope_clamp_active_frac"] = float(np.mean(v["mope_clamp_active"]))
+    return out
+
+
+# --------------------------------------------------------------------------- Morlet-RoPE, EGA
+
+
+def _per_layer(params: Params, module: str, name: str) -> np.ndarray | None:
+    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
+    found = [np.asarray(params[k]["attn"][module][name]) for k in layers
+             if module in params[k].get("attn", {})]
+    return np.stack(found) if found else None
+
+
+@register_extractor("morlet_rope")
+def _morlet_rope_extract(model_cfg, params):
+    log_sigma = _per_layer(params, "morlet_rope", "log_sigma")  # (L, H, G)
+    return {} if log_sigma is None else {"morlet_rope_sigma": np.exp(log_sigma)}
+
+
+@register_summary("morlet_rope")
+def _morlet_rope_summary(model_cfg, params):
+    log_sigma = _per_layer(params, "morlet_rope", "log_sigma")
+    if log_sigma is None:
+        return {}
+    sigma = np.exp(log_sigma)
+    return {"morlet_rope_sigma_min": float(sigma.min()), "morlet_rope_sigma_median": float(np.median(sigma)),
+            "morlet_rope_sigma_max": float(sigma.max())}
+
+
+@register_extractor("ega")
+def _ega_extract(model_cfg, params):
+    alpha = _per_layer(params, "ega", "alpha")
+    if alpha is None:
+        return {}
+    return {"ega_alpha": alpha, "ega_tau": _per_layer(params, "ega", "tau")}
+
+
+# --------------------------------------------------------------------------- predictions
+
+
+def decay_only_prediction(cfg, log_values: np.ndarray) -> np.ndarray:
+    """Where decoupled AdamW weight decay ALONE takes parameters after ``max_steps`` steps.
+
+    optax.adamw applies p <- p - lr_t (adam_t + wd p); without a gradient (adam_t = 0, e.g.
+    log_omega while the paper's clamp is active) p_T = p_0 prod_t (1 - lr_t wd).
+    ``cfg`` is a Config; ``log_values`` any array of initial parameter values.
+    """
+    from mope_jax.train import lr_schedule
+
+    t = cfg.train
+    lrs = np.asarray(jax.vmap(lr_schedule(cfg))(np.arange(t.max_steps)), np.float64)
+    factor = float(np.prod(1.0 - lrs * t.weight_decay))
+    return np.asarray(log_values, np.float64) * factor
+
+
+# --------------------------------------------------------------------------- output
+
+
+def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Path:
+    """Write a results JSON that says which command made it, when, and on what machine."""
+    from mope_jax.train import environment
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {
+        "command": command,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "env": environment(),
+        **payload,
+    }
+    path.write_text(json.dumps(_jsonable(record), indent=2) + "\n")
+    return path
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.ndarray, jax.Array)):
+        return np.asarray(x).tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def plot_sigma_omega(path: str | Path, panels: dict[str, dict[str, np.ndarray]], *, bound: float = 5.0,
+                     init: dict[str, np.ndarray] | None = None, ncols: int = 4) -> Path:
+    """Scatter sigma (tokens) against omega (rad/token) per panel, with the hyperbola
+    omega sigma = bound. ``panels``: title -> {"omega": (n,), "sigma": (n,)}; ``init``: an
+    optional {"omega", "sigma"} drawn faintly in every panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(panels)
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False, sharex=True,
+                             sharey=True)
+    w = np.linspace(0.05, 3.3, 200)
+    for ax, (title, v) in zip(axes.flat, panels.items()):
+        ax.plot(w, bound / w, "k--", lw=0.8, label=f"omega sigma = {bound:g}")
+        if init is not None:
+            ax.scatter(init["omega"], init["sigma"], s=6, c="0.75", label="init")
+        prod = np.asarray(v["omega"]) * np.asarray(v["sigma"])
+        on = np.abs(prod - bound) < BOUNDARY_TOL
+        ax.scatter(v["omega"][on], v["sigma"][on], s=8, c="C3", label="on boundary")
+        ax.scatter(v["omega"][~on], v["sigma"][~on], s=8, c="C0", label="off boundary")
+        ax.set_title(title, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylim(0.3, 40)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("omega (rad/token)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("sigma (tokens)")
+    axes.flat[0].legend(fontsize=6)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path

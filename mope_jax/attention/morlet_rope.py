@@ -1,0 +1,151 @@
+"""Paper A's Morlet variants in the registry: MOPE (``pos_encoding=morlet``) and Morlet-RoPE
+(``qk_position=morlet-rope``), DESIGN.md section 1.
+
+Morlet-RoPE puts a Gaussian envelope in the relative distance r = m - n on every RoPE
+frequency (the paper's "future work"):
+
+    s(m, n) = sum_i Re[q~_i(m) conj(k~_i(n)) e^{i theta_i r}] exp(-r^2 / (2 sigma_i^2)) / sqrt(D)
+
+with q~_i = q_{2i} + i q_{2i+1} (layout as in RoPE), theta_i = base^(-2i/D) rad/token and a
+learned sigma (tokens) per HEAD and per frequency, or per head and per group of frequencies
+(``model.morlet_rope_groups`` = G; the D/2 frequencies are split into G contiguous groups
+that share one sigma). sigma -> inf gives RoPE exactly.
+
+The envelope is not separable into a per-query times per-key factor, so each group needs its
+own (T, S) term. ``morlet_rope_scores`` accumulates the groups with ``lax.scan`` and
+rematerialises each group's term in the backward pass, so neither the forward nor the
+gradient holds a (B, H, G, T, S) tensor: peak memory is a few (B, H, T, S) arrays at any G.
+"""
+
+from __future__ import annotations
+
+import math
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from mope_jax.attention.registry import register
+from mope_jax.encodings.morlet import MorletPositionalEncoding
+from mope_jax.encodings.rope import rope_frequencies
+from mope_jax.typing import Array
+
+
+@register("pos_encoding", "morlet", causal=True,
+          doc="MOPE: learned Morlet table cos/sin(omega b) exp(-(b-b0)^2/2sigma^2) (paper A)")
+def _morlet(cfg):
+    return MorletPositionalEncoding(
+        cfg.n_embd, init_mode=cfg.mope_init, constraint=cfg.mope_constraint, bound=cfg.mope_bound,
+        penalty_weight=cfg.mope_penalty, learn_center=cfg.mope_center, name="mope",
+    )
+
+
+def morlet_envelope(r: Array, sigma: Array) -> Array:
+    """exp(-r^2 / (2 sigma^2)). r (T, S) distances in tokens, sigma (H,) tokens -> (H, T, S)."""
+    return jnp.exp(-jnp.square(r)[None, :, :] / (2.0 * jnp.square(sigma))[:, None, None])
+
+
+def _pairs(x: Array, layout: str) -> Array:
+    """(B, T, H, D) -> (B, T, H, D/2, 2): the (real, imaginary) parts of each RoPE pair."""
+    b, t, h, d = x.shape
+    if layout == "interleaved":
+        return x.reshape(b, t, h, d // 2, 2)  # (B,T,H,D) -> (B,T,H,D/2,2)
+    if layout == "half":
+        return jnp.stack([x[..., : d // 2], x[..., d // 2:]], axis=-1)  # (B,T,H,D/2,2)
+    raise ValueError(f"unknown RoPE layout {layout!r}; use 'interleaved' or 'half'")
+
+
+def _rotate_pairs(pairs: Array, positions: Array, freqs: Array) -> Array:
+    """RoPE rotation of (re, im) pairs: (B, T, H, F, 2), positions (T,), freqs (F,) -> same shape."""
+    angle = positions.astype(jnp.float32)[:, None] * freqs[None, :]  # (T, F)
+    cos = jnp.cos(angle)[None, :, None, :]  # (1, T, 1, F)
+    sin = jnp.sin(angle)[None, :, None, :]
+    a, b = pairs[..., 0], pairs[..., 1]  # (B, T, H, F)
+    return jnp.stack([a * cos - b * sin, a * sin + b * cos], axis=-1)
+
+
+def morlet_rope_scores(
+    q: Array,
+    k: Array,
+    q_positions: Array,
+    k_positions: Array,
+    log_sigma: Array,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+) -> Array:
+    """Morlet-RoPE scores (module docstring), divided by sqrt(D).
+
+    Args:
+      q: (B, T, H, D); k: (B, S, H, D).
+      q_positions: (T,), k_positions: (S,) positions in tokens.
+      log_sigma: (H, G) log envelope widths in tokens; G must divide D/2. Group g covers the
+        frequencies g*D/(2G) .. (g+1)*D/(2G)-1 (contiguous: similar theta share a sigma).
+    Returns:
+      (B, H, T, S) float32 raw scores (no mask).
+    """
+    b, t, h, d = q.shape
+    s = k.shape[1]
+    n_groups = log_sigma.shape[-1]
+    f = d // 2
+    if f % n_groups:
+        raise ValueError(f"morlet_rope_groups={n_groups} must divide head_dim/2={f}")
+    freqs = rope_frequencies(d, base)  # (F,)
+    qr = _rotate_pairs(_pairs(q.astype(jnp.float32), layout), q_positions, freqs)  # (B,T,H,F,2)
+    kr = _rotate_pairs(_pairs(k.astype(jnp.float32), layout), k_positions, freqs)  # (B,S,H,F,2)
+    p = f // n_groups
+    qg = jnp.moveaxis(qr.reshape(b, t, h, n_groups, 2 * p), 3, 0)  # (B,T,H,G,2P) -> (G,B,T,H,2P)
+    kg = jnp.moveaxis(kr.reshape(b, s, h, n_groups, 2 * p), 3, 0)  # (B,S,H,G,2P) -> (G,B,S,H,2P)
+    r = (q_positions[:, None] - k_positions[None, :]).astype(jnp.float32)  # (T, S)
+
+    @jax.checkpoint  # recompute each group's (B,H,T,S) term in the backward pass
+    def group_term(q_one, k_one, log_sigma_one):
+        dots = jnp.einsum("BTHD,BSHD->BHTS", q_one, k_one)  # sum over the group's pairs
+        return dots * morlet_envelope(r, jnp.exp(log_sigma_one))[None]  # (B,H,T,S)
+
+    def body(acc, xs):
+        q_one, k_one, log_sigma_one = xs
+        return acc + group_term(q_one, k_one, log_sigma_one), None
+
+    init = jnp.zeros((b, h, t, s), jnp.float32)
+    total, _ = jax.lax.scan(body, init, (qg, kg, jnp.moveaxis(log_sigma, 1, 0)))  # xs sigma (G, H)
+    return total / math.sqrt(d)
+
+
+def morlet_rope_init(head_dim: int, n_head: int, n_groups: int, *, product: float = 5.0,
+                     base: float = 10000.0) -> Array:
+    """Initial log_sigma (H, G): sigma_i = product / theta_i (the MOPE boundary omega sigma =
+    product, theta in place of omega), averaged in log over each group, the same for all heads."""
+    theta = rope_frequencies(head_dim, base)  # (F,)
+    log_sigma = math.log(product) - jnp.log(theta)  # (F,)
+    per_group = log_sigma.reshape(n_groups, -1).mean(-1)  # (F,) -> (G, F/G) -> (G,)
+    return jnp.broadcast_to(per_group[None, :], (n_head, n_groups))
+
+
+class MorletRope(nn.Module):
+    """qk_position variant: returns raw scores (B, H, T, S). Parameter ``log_sigma`` (H, G)."""
+
+    head_dim: int
+    n_head: int
+    base: float = 10000.0
+    layout: str = "interleaved"
+    groups: int = 0  # 0 = one sigma per frequency (G = D/2)
+    init_product: float = 5.0
+
+    @nn.compact
+    def __call__(self, q: Array, k: Array, positions: Array) -> Array:
+        n_groups = self.groups or self.head_dim // 2
+        log_sigma = self.param(
+            "log_sigma",
+            lambda key, shape: morlet_rope_init(self.head_dim, self.n_head, n_groups, product=self.init_product,
+                                                base=self.base),
+            (self.n_head, n_groups),
+        )
+        return morlet_rope_scores(q, k, positions, positions, log_sigma, base=self.base, layout=self.layout)
+
+
+@register("qk_position", "morlet-rope", causal=True,
+          doc="RoPE with a learned Gaussian envelope exp(-r^2/2sigma^2) per head and frequency (group)")
+def _morlet_rope(cfg):
+    return MorletRope(cfg.head_dim, cfg.n_head, cfg.rope_base, cfg.rope_layout, cfg.morlet_rope_groups,
+                      cfg.morlet_rope_init, name="morlet_rope")

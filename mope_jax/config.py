@@ -42,6 +42,13 @@ class ModelConfig:
     qk_filter: str = "none"
     rope_base: float = 10000.0
     rope_layout: str = "interleaved"
+    # RoPE context extension (encodings/rope.py): none | pi | ntk | dynamic_ntk | yarn;
+    # factor s = L'/L, original_length L (training length; dynamic_ntk and yarn need it).
+    rope_scaling: str = "none"
+    rope_factor: float = 1.0
+    rope_original_length: int = 0
+    rope_yarn_alpha: float = 1.0
+    rope_yarn_beta: float = 32.0
     gelu_approximate: bool = False
     # Paper A, MOPE (pos_encoding="morlet", encodings/morlet.py); defaults = the paper.
     # init: "boundary" (sigma = bound/omega) or "off" (sigma = 2 bound/omega);

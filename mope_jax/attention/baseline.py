@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import flax.linen as nn
 
 
 from mope_jax.attention.registry import AttnBias, register
 from mope_jax.encodings.alibi import alibi_bias, alibi_slopes
 from mope_jax.encodings.learned import LearnedPositionalEmbedding
-from mope_jax.encodings.rope import apply_rope
+from mope_jax.encodings.rope import apply_rope, scaled_frequencies
 from mope_jax.encodings.sinusoidal import sinusoidal_encoding
 from mope_jax.typing import Array
 
@@ -34,19 +36,29 @@ def _sinusoidal(cfg):
 
 
 class Rope(nn.Module):
+    """RoPE on q and k; ``model_cfg`` (optional) supplies the context-extension fields
+    (rope_scaling, rope_factor, rope_original_length, rope_yarn_*). YaRN's logit multiplier
+    m^2 is applied by scaling q and k by m each."""
+
     base: float
     layout: str
+    model_cfg: object = None
 
     def __call__(self, q: Array, k: Array, positions: Array):
-        return (
-            apply_rope(q, positions, base=self.base, layout=self.layout),
-            apply_rope(k, positions, base=self.base, layout=self.layout),
-        )
+        freqs, scale = None, 1.0
+        if self.model_cfg is not None:
+            freqs, scale = scaled_frequencies(self.model_cfg, positions.shape[-1])
+        q = apply_rope(q, positions, base=self.base, layout=self.layout, freqs=freqs)
+        k = apply_rope(k, positions, base=self.base, layout=self.layout, freqs=freqs)
+        if scale != 1.0:
+            m = math.sqrt(scale)
+            q, k = q * m, k * m
+        return q, k
 
 
 @register("qk_position", "rope", causal=True, doc="rotary q/k (layout from model.rope_layout)")
 def _rope(cfg):
-    return Rope(cfg.rope_base, cfg.rope_layout)
+    return Rope(cfg.rope_base, cfg.rope_layout, cfg)
 
 
 class Alibi(nn.Module):

@@ -77,6 +77,10 @@ class SelfAttention(nn.Module):
         qk_filter = registry.get("qk_filter", cfg.qk_filter).build(cfg)
         if qk_filter is not None:
             q, k = qk_filter(q, k)
+        # q, k before the position transform, for analyses (analysis/freq_energy.py); a no-op
+        # unless apply() is called with mutable=["intermediates"].
+        self.sow("intermediates", "q", q)
+        self.sow("intermediates", "k", k)
         qk_position = registry.get("qk_position", cfg.qk_position).build(cfg)
         scores = None
         if qk_position is not None:

@@ -1,0 +1,211 @@
+"""Clean-room iGSM-style arithmetic word problems (paper B, DESIGN.md section 3), char level.
+
+Written from the description only (the public generator needs a hub tokenizer at import
+time). A problem is a random DAG of named variables over Z_23:
+
+  * ``num_leaves`` leaves get values, ``X=v.``;
+  * ``num_ops`` operation nodes, each ``Z=X+Y.`` (op in ``ops``) over two distinct earlier
+    nodes; the last one is the question;
+  * statements are listed in a random order (a definition may come after its use), so
+    finding a value is a lookup at a data-dependent distance;
+  * the solution defines, in topological order, only the variables the question needs:
+    ``Define X as x; so x=7.`` for a leaf and ``Define Z as z; so z=x+y=7+5=12.`` for an
+    operation, then ``#12`` and a newline. The number of operations sets the reasoning
+    length, and with it the dependency distance between a value and its use.
+
+One sample (seeded; deterministic)::
+
+    B=A+C. A=5. C=12. ?B Define A as a; so a=5. Define C as c; so c=12. Define B as b; so b=a+c=5+12=17. #17
+
+The prompt is everything up to and including ``?B``; the answer is the number after ``#``.
+numpy only; the answer metric (greedy decoding with a model) is :func:`answer_accuracy`.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+
+import numpy as np
+
+MODULUS = 23
+NAMES = string.ascii_uppercase
+OPS = {"+": lambda a, b, m: (a + b) % m, "-": lambda a, b, m: (a - b) % m, "*": lambda a, b, m: (a * b) % m}
+# Every character a problem can contain; a fixed vocabulary, so every seed and size shares it.
+ALPHABET = "\n #.;=?" + "".join(OPS) + string.digits + string.ascii_uppercase + string.ascii_lowercase
+VOCAB = tuple(sorted(set(ALPHABET)))
+
+
+@dataclass(frozen=True)
+class Problem:
+    prompt: str  # statements + " ?X"
+    solution: str  # " Define ... #v\n"
+    answer: int
+    num_ops: int
+
+    @property
+    def text(self) -> str:
+        return self.prompt + self.solution
+
+
+def make_problem(rng: np.random.Generator, *, num_ops: int, num_leaves: int | None = None,
+                 modulus: int = MODULUS, ops: tuple[str, ...] = ("+", "-", "*")) -> Problem:
+    """One problem from a random DAG (see module docstring)."""
+    if num_ops < 1:
+        raise ValueError(f"num_ops={num_ops} must be >= 1")
+    num_leaves = num_leaves or 2
+    if num_leaves < 2 or num_leaves + num_ops > len(NAMES):
+        raise ValueError(f"need 2 <= num_leaves and num_leaves + num_ops <= {len(NAMES)}")
+    unknown = set(ops) - set(OPS)
+    if unknown:
+        raise ValueError(f"unknown ops {sorted(unknown)}; choose from {sorted(OPS)}")
+    names = [NAMES[i] for i in rng.permutation(len(NAMES))[: num_leaves + num_ops]]
+    value: dict[str, int] = {}
+    node: dict[str, tuple] = {}
+    for nm in names[:num_leaves]:
+        value[nm] = int(rng.integers(0, modulus))
+        node[nm] = ("leaf",)
+    for j, nm in enumerate(names[num_leaves:]):
+        defined = names[: num_leaves + j]
+        # the newest node is always an operand, so the question depends on every operation
+        a = defined[-1]
+        b = defined[int(rng.integers(0, len(defined) - 1))]
+        if rng.random() < 0.5:
+            a, b = b, a
+        op = ops[int(rng.integers(0, len(ops)))]
+        value[nm] = OPS[op](value[a], value[b], modulus)
+        node[nm] = (op, a, b)
+    target = names[-1]
+
+    def stmt(nm: str) -> str:
+        n = node[nm]
+        return f"{nm}={value[nm]}." if n[0] == "leaf" else f"{nm}={n[1]}{n[0]}{n[2]}."
+
+    order = rng.permutation(len(names))
+    prompt = " ".join(stmt(names[i]) for i in order) + f" ?{target}"
+
+    needed: list[str] = []
+
+    def visit(nm: str) -> None:  # post-order DFS = a topological order of the ancestors
+        if nm in needed:
+            return
+        if node[nm][0] != "leaf":
+            visit(node[nm][1])
+            visit(node[nm][2])
+        needed.append(nm)
+
+    visit(target)
+    steps = []
+    for nm in needed:
+        lo, n = nm.lower(), node[nm]
+        if n[0] == "leaf":
+            steps.append(f"Define {nm} as {lo}; so {lo}={value[nm]}.")
+        else:
+            op, a, b = n
+            steps.append(f"Define {nm} as {lo}; so {lo}={a.lower()}{op}{b.lower()}={value[a]}{op}{value[b]}={value[nm]}.")
+    solution = " " + " ".join(steps) + f" #{value[target]}\n"
+    return Problem(prompt, solution, value[target], num_ops)
+
+
+def evaluate_solution(problem_text: str, modulus: int = MODULUS) -> int:
+    """Independent check: parse the statements of a prompt and evaluate the question.
+
+    Only the prompt (up to ``?X``) is read, so this verifies the stated answer."""
+    head, _, rest = problem_text.partition("?")
+    target = rest[0]
+    defs = {}
+    for st in head.split("."):
+        st = st.strip()
+        if st:
+            lhs, rhs = st.split("=")
+            defs[lhs] = rhs
+
+    def ev(nm: str) -> int:
+        rhs = defs[nm]
+        if rhs.isdigit():
+            return int(rhs) % modulus
+        a, op, b = rhs[0], rhs[1], rhs[2]
+        return OPS[op](ev(a), ev(b), modulus)
+
+    return ev(target)
+
+
+def parse_answer(generated: str) -> int | None:
+    """The integer after the last '#' in a generated solution (None if there is none)."""
+    if "#" not in generated:
+        return None
+    tail = generated.rsplit("#", 1)[1]
+    digits = ""
+    for ch in tail:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else None
+
+
+def problems(num: int, *, seed: int | tuple[int, ...], ops_range: tuple[int, int] = (1, 2),
+             ops: tuple[str, ...] = ("+", "-", "*"), modulus: int = MODULUS) -> list[Problem]:
+    """``num`` problems, num_ops uniform on ops_range (inclusive), deterministic in seed."""
+    rng = np.random.default_rng(seed)
+    lo, hi = ops_range
+    return [make_problem(rng, num_ops=int(rng.integers(lo, hi + 1)), ops=ops, modulus=modulus) for _ in range(num)]
+
+
+def encode(text: str) -> np.ndarray:
+    index = {c: i for i, c in enumerate(VOCAB)}
+    return np.fromiter((index[c] for c in text), np.int32, len(text))
+
+
+def decode(ids) -> str:
+    return "".join(VOCAB[int(i)] for i in ids)
+
+
+def igsm_stream(num_chars: int, *, seed: int | tuple[int, ...], ops_range: tuple[int, int] = (1, 2),
+                ops: tuple[str, ...] = ("+", "-", "*"), modulus: int = MODULUS) -> np.ndarray:
+    """(num_chars,) int32 ids of concatenated problems (text + solution), vocabulary VOCAB."""
+    rng = np.random.default_rng(seed)
+    lo, hi = ops_range
+    parts, total = [], 0
+    while total < num_chars:
+        p = make_problem(rng, num_ops=int(rng.integers(lo, hi + 1)), ops=ops, modulus=modulus)
+        parts.append(p.text)
+        total += len(p.text)
+    return encode("".join(parts)[:num_chars])
+
+
+def answer_accuracy(logits_fn, probs: list[Problem], *, context: int, filler: np.ndarray,
+                    max_new: int = 120, batch: int = 64) -> dict[str, float]:
+    """Exact-match accuracy of greedy answers.
+
+    logits_fn(tokens (B, C) int32) -> logits (B, C, V), a causal model applied at length C =
+    ``context``. Each prompt is right-aligned to end at position C - max_new, preceded by
+    the tail of ``filler`` (ids of other problems) so the solution is generated at the far
+    end of a C-token window; then max_new tokens are decoded greedily (argmax, one forward
+    pass per token over the whole window, which causality makes exact). Returns accuracy,
+    the fraction of outputs with a parsable answer, and the count.
+    """
+    start = context - max_new
+    if start < max(len(p.prompt) for p in probs):
+        raise ValueError(f"context {context} leaves {start} tokens for a prompt; lower max_new")
+    correct = parsed = 0
+    newline = VOCAB.index("\n")
+    for i in range(0, len(probs), batch):
+        chunk = probs[i : i + batch]
+        buf = np.zeros((len(chunk), context), np.int32)
+        for j, p in enumerate(chunk):
+            ids = encode(p.prompt)
+            pad = start - len(ids)
+            buf[j, :pad] = filler[len(filler) - pad :] if pad else filler[:0]
+            buf[j, pad:start] = ids
+        for pos in range(start, context):
+            logits = np.asarray(logits_fn(buf))  # (B, C, V)
+            buf[:, pos] = logits[:, pos - 1].argmax(-1)
+        for j, p in enumerate(chunk):
+            out = buf[j, start:]
+            end = np.flatnonzero(out == newline)
+            text = decode(out[: end[0]] if len(end) else out)
+            ans = parse_answer(text)
+            parsed += ans is not None
+            correct += ans == p.answer
+    n = len(probs)
+    return {"accuracy": correct / n, "parsed": parsed / n, "n": n}

@@ -1,6 +1,7 @@
 """``mope-jax``: thin command line over the library (parse, call, print).
 
     mope-jax demo                                   the main job: 3 encodings on built-in data
+    mope-jax audit                                  causality audit of every registered variant
     mope-jax presets                                list presets and model variants
     mope-jax train --preset cpu --variant rope --data input.txt --run-dir runs/rope
     mope-jax eval   --run-dir runs/rope
@@ -136,6 +137,23 @@ def cmd_presets(args) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    from mope_jax.analysis.causality import audit_model_variants, audit_registry, format_table
+
+    rows = audit_registry(seq_len=args.seq_len, slots=tuple(args.slot) if args.slot else None)
+    if args.variants:
+        rows += audit_model_variants(seq_len=args.seq_len)
+    print(format_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+    bad = [f"{r['slot']}={r['variant']}" for r in rows if r["declared_causal"] and not r["causal"]]
+    if bad:
+        print(f"error: declared causal but leaking: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    print(f"{len(rows)} audited: every declared-causal variant passes")
+    return 0
+
+
 def cmd_demo(args) -> int:
     from mope_jax.demo import main as demo_main
 
@@ -176,6 +194,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("presets", help="list scale presets and model variants")
     p.add_argument("--show", default=None, metavar="PRESET", help="print a preset's full config")
     p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("audit", help="causality audit of every registered variant (exit 1 if a causal one leaks)")
+    p.add_argument("--seq-len", type=int, default=32, help="audit sequence length (default 32)")
+    p.add_argument("--slot", action="append", default=None, help="only this slot (repeatable)")
+    p.add_argument("--variants", action="store_true", help="also audit the model variants (--variant names)")
+    p.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("demo", help="the main job: train 3 encodings on built-in data and compare")
     p.add_argument("--steps", type=int, default=None, help="training steps per model")

@@ -25,6 +25,7 @@ class ModelConfig:
       * ``qk_position``: transform of q and k by position (none/rope/...)
       * ``attn_bias``: additive logit bias or post-softmax key gate (none/alibi/...)
       * ``qk_filter``: filter of q and k along the time axis (none/...)
+    and ``mixer`` selects the sublayer itself (attention, or fnet token mixing).
     """
 
     vocab_size: int = 65
@@ -64,6 +65,24 @@ class ModelConfig:
     morlet_rope_init: float = 5.0
     # EGA (attn_bias="ega-n" / "ega-n-prefix"): number of mixed energy projections.
     ega_n: int = 4
+    # Paper C, FourierQK (attention/spectral.py); defaults = the paper.
+    # mixer: "attention" or "fnet" (Re FFT2 token mixing in place of attention; non-causal).
+    mixer: str = "attention"
+    filter_k: int = 4  # centres per head of qk_filter="multifourier"
+    filter_bandwidth: float = 2.0  # Gaussian window width b, in frequency bins
+    filter_init_bin: float = 4.0  # initial centre of fourier / mexhat / morlet-xcorr (bin 4 = period T/4)
+    filter_seed: int = 0  # fixed random centres, rotations and phase surrogates
+    # eval-time controls of the bilateral filters: transform dft | rotation | projection;
+    # phase none | shared | independent | amplitude | shift (analysis/diagnostics.py).
+    filter_transform: str = "dft"
+    filter_phase: str = "none"
+    # causal kernels (qk_filter="causal-gauss" / "causal-mexhat" / "causal-morlet")
+    kernel_len: int = 128  # taps K (cut to T)
+    kernel_scale: float = 8.0  # a in tokens (initial value when learned)
+    kernel_learn_scale: bool = True  # one learned a per head (log_scale), else fixed
+    kernel_w0: float = 6.0  # Morlet w0
+    conv_impl: str = "fft"  # fft (zero-padded to 2T) | toeplitz | direct
+
 
     @property
     def head_dim(self) -> int:

@@ -36,7 +36,10 @@ class Block(nn.Module):
     def __call__(self, x: Array, positions: Array, *, deterministic: bool) -> Array:
         """x (B,T,E) -> (B,T,E): x + attn(LN(x)); x + mlp(LN(x))."""
         ln = lambda name: nn.LayerNorm(epsilon=1e-5, use_bias=self.cfg.use_bias, name=name)  # noqa: E731
-        x = x + SelfAttention(self.cfg, name="attn")(ln("ln_1")(x), positions, deterministic=deterministic)
+        mixer = registry.get("mixer", self.cfg.mixer).build(self.cfg)  # None: attention
+        if mixer is None:
+            mixer = SelfAttention(self.cfg, name="attn")
+        x = x + mixer(ln("ln_1")(x), positions, deterministic=deterministic)
         return x + MLP(self.cfg, name="mlp")(ln("ln_2")(x), deterministic=deterministic)
 
 

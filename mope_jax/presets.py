@@ -146,3 +146,45 @@ register_variant("a-morlet-rope", "Morlet-RoPE (Gaussian envelope in r = m - n p
                  train=_A, pos_encoding="learned", qk_position="morlet-rope")
 register_variant("a-mope-center", "MOPE with learnable envelope centres b0_i", train=_A, pos_encoding="morlet",
                  mope_center=True)
+
+# Paper C, FourierQK (DESIGN.md section 2). The recipe differs from paper A's reference: no
+# weight tying, warmup 200, weight decay on 2-D weights only, 200 eval batches, and the
+# reported number is the best val loss over evals (``final.json: best_val_loss``).
+
+
+def _reference_c() -> Config:
+    base = _reference()
+    return dataclasses.replace(
+        base,
+        name="reference-c",
+        model=dataclasses.replace(base.model, tie_embeddings=False),
+        train=dataclasses.replace(base.train, warmup_steps=200, decay_group="2d", eval_batches=200),
+    )
+
+
+register_preset("reference-c", "paper C's recipe on the reference model: untied head, warmup 200, 2-D-only decay, "
+                "200 eval batches; report best_val_loss (GPU/TPU)", "4.84M params; ~82M tokens")(_reference_c)
+
+# Learned filter centres / kernel scales never get weight decay (the paper's choice).
+_C_FFT = {"no_decay": ("log_center",)}
+_C_KERNEL = {"no_decay": ("log_scale",)}
+register_variant("fourier-qk", "Fourier-QK: bilateral FFT filter, 1 learned centre/head (NON-CAUSAL)",
+                 train=_C_FFT, qk_filter="fourier")
+register_variant("multifourier-qk", "MultiFourier-QK: 4 learned centres/head, scores averaged (NON-CAUSAL)",
+                 train=_C_FFT, qk_filter="multifourier")
+register_variant("random-qk", "Random-QK: bilateral FFT filter, fixed random centre/head (NON-CAUSAL)",
+                 qk_filter="random")
+register_variant("mexhat-qk", "bilateral FFT Mexican-hat spectral window, learned centre (NON-CAUSAL)",
+                 train=_C_FFT, qk_filter="mexhat")
+register_variant("xcorr-qk", "irfft Morlet cross-correlation scores, the paper's leaking negative result "
+                 "(NON-CAUSAL)", train=_C_FFT, qk_position="morlet-xcorr")
+register_variant("causal-gauss", "causal Gaussian kernel on q/k, learned scale/head (zero-padded FFT conv)",
+                 train=_C_KERNEL, qk_filter="causal-gauss")
+register_variant("causal-mexhat", "causal Mexican-hat kernel on q/k, learned scale/head", train=_C_KERNEL,
+                 qk_filter="causal-mexhat")
+register_variant("causal-morlet", "causal complex Morlet kernel on q/k (Re, Im stacked), learned scale/head",
+                 train=_C_KERNEL, qk_filter="causal-morlet")
+register_variant("circular-gauss", "Gaussian kernel by UNPADDED FFT: wraps the future into the past (NON-CAUSAL)",
+                 train=_C_KERNEL, qk_filter="circular-gauss")
+register_variant("fnet", "FNet: Re FFT2 over (T, E) in place of attention, parameter-free (NON-CAUSAL)",
+                 mixer="fnet")

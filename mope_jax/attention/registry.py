@@ -9,6 +9,8 @@ pos_encoding   ``m(positions)``                          (T, E) table added to e
 qk_position    ``m(q, k, positions)``                    ``(q, k)``, or raw scores (B,H,T,S)
 attn_bias      ``m(xn, positions, deterministic)``       :class:`AttnBias`
 qk_filter      ``m(q, k)``                               ``(q, k)``, filtered along T
+mixer          ``m(xn, positions, deterministic=...)``   (B,T,E); replaces the attention
+                                                         sublayer (``attention`` = None)
 =============  ========================================  ===================================
 
 q and k are (B, T, H, D). A qk_filter may change the last dim (e.g. stack K filter outputs or
@@ -27,7 +29,7 @@ import flax.linen as nn
 
 from mope_jax.typing import Array
 
-SLOTS = ("pos_encoding", "qk_position", "attn_bias", "qk_filter")
+SLOTS = ("pos_encoding", "qk_position", "attn_bias", "qk_filter", "mixer")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,158 @@
+"""The causality audit (analysis/causality.py): it catches leaks, passes causal code, and every
+registered variant's declaration matches what it measures."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from mope_jax.analysis.causality import audit, audit_model, audit_model_variants, audit_registry, format_table
+from mope_jax.attention import spectral as sp
+from mope_jax.attention.core import attend, causal_mask, dot_product_scores
+from mope_jax.config import ModelConfig
+from mope_jax.model import init_params
+
+T, E = 12, 8
+
+
+def _masked_attention(key):
+    kq, kk, kv = jax.random.split(key, 3)
+    wq, wk, wv = (jax.random.normal(k, (E, E)) / E**0.5 for k in (kq, kk, kv))
+
+    def fn(x):  # (T,E) -> (T,E), one head
+        q, k, v = (x @ w for w in (wq, wk, wv))
+        scores = dot_product_scores(q[None, :, None], k[None, :, None], E)  # (1,1,T,S)
+        return attend(scores, v[None, :, None], mask=causal_mask(x.shape[0]))[0, :, 0]
+
+    return fn
+
+
+def test_masked_attention_passes_with_zero_leak():
+    fn = _masked_attention(jax.random.PRNGKey(0))
+    res = audit(fn, jax.random.normal(jax.random.PRNGKey(1), (T, E)))
+    assert res.causal and res.leak == 0.0 and res.first_leak is None
+    assert res.scale > 0
+
+
+def test_one_future_position_through_1e3_coefficient_is_caught():
+    attn = _masked_attention(jax.random.PRNGKey(0))
+
+    def leaky(x):  # output 3 also sees input 7, with weight 1e-3
+        return attn(x).at[3].add(1e-3 * x[7])
+
+    x = jax.random.normal(jax.random.PRNGKey(1), (T, E))
+    for method in ("jacobian", "perturb"):
+        res = audit(leaky, x, method=method, key=jax.random.PRNGKey(2))
+        if method == "perturb":
+            # perturbation probes a subset of positions; probe the leaking one explicitly
+            from mope_jax.analysis.causality import influence_perturb, verdict
+
+            infl, _ = influence_perturb(leaky, x, key=jax.random.PRNGKey(2), positions=[7])
+            res = verdict(infl, method="perturb")
+        assert not res.causal, method
+        assert res.first_leak == (3, 7), method
+        assert 1e-4 < res.leak_rel < 1e-2, (method, res.leak_rel)
+        if method == "jacobian":
+            assert abs(res.leak - 1e-3) < 1e-9  # d out[3] / d x[7] = 1e-3 I exactly
+
+
+def test_padded_fft_conv_passes_and_unpadded_is_caught():
+    h = jax.random.normal(jax.random.PRNGKey(3), (1, 5))
+
+    def wrap(conv):
+        return lambda x: conv(x[None, :, None, :], h)[0, :, 0, :]  # (T,E) -> (1,T,1,E) -> (T,E)
+
+    x = jax.random.normal(jax.random.PRNGKey(1), (T, E))
+    for conv in (sp.causal_conv_fft, sp.causal_conv_toeplitz, sp.causal_conv_direct):
+        assert audit(wrap(conv), x).causal, conv.__name__
+    res = audit(wrap(sp.circular_conv_fft), x)
+    assert not res.causal
+    assert res.first_leak == (0, T - 4)  # y[0] gets h[4] x[T-4] (K=5): the farthest wrap
+
+
+def test_bilateral_filter_is_caught_at_the_function_level():
+    w = sp.gaussian_window(jnp.asarray([3.0]), T // 2 + 1, 2.0)
+
+    def fn(x):
+        return sp.spectral_filter(x[None, :, None, :], w)[0, :, 0, :]
+
+    res = audit(fn, jax.random.normal(jax.random.PRNGKey(1), (T, E)))
+    assert not res.causal and res.leak_rel > 0.1
+
+
+@pytest.mark.slow
+def test_every_registered_variant_matches_its_declaration():
+    rows = audit_registry(seq_len=16, n_layer=1)
+    table = format_table(rows)
+    bad = [r for r in rows if r["status"] != "ok"]
+    assert not bad, table
+    names = {(r["slot"], r["variant"]) for r in rows}
+    for expected in [("qk_filter", "fourier"), ("qk_filter", "causal-gauss"), ("mixer", "fnet"),
+                     ("qk_filter", "circular-gauss"), ("qk_position", "morlet-xcorr")]:
+        assert expected in names
+    assert any(not r["declared_causal"] for r in rows) and any(r["declared_causal"] for r in rows)
+
+
+@pytest.mark.parametrize("impl", ["fft", "toeplitz", "direct"])
+def test_causal_kernel_model_passes_with_every_conv_impl(impl):
+    cfg = ModelConfig(block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=11, init_std=0.2,
+                      qk_filter="causal-morlet", conv_impl=impl, kernel_scale=3.0)
+    res = audit_model(cfg, init_params(cfg, jax.random.PRNGKey(0)))
+    assert res.causal, res
+    if impl != "fft":
+        assert res.leak == 0.0  # no FFT, no round-off: exactly causal
+
+
+def test_model_variant_audit_rows():
+    rows = audit_model_variants(["fourier-qk", "causal-gauss"], seq_len=16, n_layer=1)
+    by = {r["variant"]: r for r in rows}
+    assert by["fourier-qk"]["declared_causal"] is False and by["fourier-qk"]["status"] == "ok"
+    assert by["causal-gauss"]["declared_causal"] is True and by["causal-gauss"]["causal"] is True
+
+
+def test_training_refuses_noncausal_variant_without_allow():
+    from mope_jax.presets import apply_variant, get_preset
+    from mope_jax.train import TrainingError, check_causal
+
+    for name in ("fourier-qk", "fnet", "xcorr-qk"):
+        cfg = apply_variant(get_preset("smoke"), name)
+        with pytest.raises(TrainingError, match="allow_noncausal"):
+            check_causal(cfg)
+        allowed = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, allow_noncausal=True))
+        check_causal(allowed)  # no error
+    check_causal(apply_variant(get_preset("smoke"), "causal-gauss"))
+
+
+def test_cli_audit_exit_status(capsys, monkeypatch):
+    from mope_jax import cli
+    from mope_jax.analysis import causality
+
+    assert cli.main(["audit", "--seq-len", "8", "--slot", "mixer"]) == 0
+    out = capsys.readouterr().out
+    assert "fnet" in out and "NON-CAUSAL" in out
+
+    # a declared-causal variant that leaks must make the command fail
+    real = causality.audit_registry
+
+    def lying(**kw):
+        rows = real(**kw)
+        return [dict(r, declared_causal=True) for r in rows]
+
+    monkeypatch.setattr(causality, "audit_registry", lying)
+    assert cli.main(["audit", "--seq-len", "8", "--slot", "mixer"]) == 1
+    assert "fnet" in capsys.readouterr().err
+
+
+def test_influence_matrix_is_lower_triangular_for_causal_conv():
+    from mope_jax.analysis.causality import influence_jacobian
+
+    h = jnp.asarray([[0.5, 0.3, 0.2]])
+    infl = influence_jacobian(lambda x: sp.causal_conv_toeplitz(x[None, :, None, :], h)[0, :, 0, :],
+                              jnp.ones((6, 2)))
+    np.testing.assert_array_equal(np.triu(infl, 1), 0.0)
+    np.testing.assert_allclose(np.diag(infl), 0.5)
+    np.testing.assert_allclose(np.diag(infl, -2), 0.2)

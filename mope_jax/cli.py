@@ -108,7 +108,33 @@ def cmd_sample(args) -> int:
     prompt = args.prompt if args.prompt is not None else corpus.decode(corpus.val[:1]).strip() or corpus.vocab[0]
     ids = generate(cfg, state.params, corpus.encode(prompt), args.tokens, jax.random.PRNGKey(args.seed),
                    temperature=args.temperature, top_k=args.top_k)
-    print(prompt + corpus.decode(ids))
+    print(prompt + corpus.separator + corpus.decode(ids))
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from mope_jax.sweep import sweep
+
+    cfg = build_config(args)
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / f"sweep-{cfg.name.replace('/', '-')}"
+    print(f"sweep dir: {run_dir}  (config: {cfg.name}, seeds {seeds}, strategy {args.strategy})")
+    res = sweep(cfg, seeds, run_dir, strategy=args.strategy, progress=not args.no_progress, stop_after=args.stop_after)
+    if res.interrupted:
+        print("stopped; run the same command again to resume")
+        return 0
+    from mope_jax.analysis.report import table
+
+    print(f"done in {res.wall_s:.1f}s with strategy {res.strategy}")
+    print(table(res.records))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from mope_jax.analysis.report import write_report
+
+    out = write_report(args.paths, args.out, baseline=args.baseline, title=args.title)
+    print(out.read_text())
     return 0
 
 
@@ -191,6 +217,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_sample)
 
+    p = sub.add_parser("sweep", help="train several seeds of one config as one program")
+    _add_config_args(p)
+    p.add_argument("--seeds", type=int, default=4, help="number of seeds (default 4)")
+    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
+    p.add_argument("--run-dir", default=None)
+    p.add_argument("--stop-after", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("report", help="markdown table with mean, std, 95%% CI and Welch tests from run records")
+    p.add_argument("paths", nargs="+", help="run or sweep folders (searched for final.json)")
+    p.add_argument("--out", required=True, help="markdown file to write (a .png and .json go beside it)")
+    p.add_argument("--baseline", default=None, help="config name to compare every row with")
+    p.add_argument("--title", default="Results")
+    p.set_defaults(func=cmd_report)
+
     p = sub.add_parser("presets", help="list scale presets and model variants")
     p.add_argument("--show", default=None, metavar="PRESET", help="print a preset's full config")
     p.set_defaults(func=cmd_presets)
@@ -210,12 +253,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_absl() -> None:
+    """Orbax logs routine notices through absl at WARNING; the CLI prints its own lines."""
+    try:
+        from absl import logging as absl_logging
+
+        absl_logging.set_verbosity(absl_logging.ERROR)
+    except ImportError:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    _quiet_absl()
     from mope_jax.config import ConfigError
     from mope_jax.data import DataError
     from mope_jax.train import TrainingError

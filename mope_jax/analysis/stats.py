@@ -1,0 +1,116 @@
+"""Small-sample statistics for multi-seed comparisons (no scipy needed).
+
+Student-t tails come from the regularised incomplete beta function
+(``jax.scipy.special.betainc``, evaluated in float64 numpy-side via a continued fraction):
+    P(|T| > t) = I_{nu / (nu + t^2)}(nu / 2, 1 / 2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _betacf(a: float, b: float, x: float, iters: int = 300, eps: float = 3e-16) -> float:
+    """Continued fraction for the incomplete beta function (Numerical Recipes 6.4)."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+    h = d
+    for m in range(1, iters + 1):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > 1e-300 else 1e-300
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > 1e-300 else 1e-300
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < eps:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularised incomplete beta I_x(a, b), float64."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(lbeta) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbeta) * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf2(t: float, nu: float) -> float:
+    """Two-sided tail P(|T| > |t|) of Student's t with nu degrees of freedom."""
+    return betainc(nu / 2.0, 0.5, nu / (nu + t * t))
+
+
+def t_quantile(p: float, nu: float) -> float:
+    """q with P(T <= q) = p (p > 0.5), by bisection on the two-sided tail."""
+    target = 2.0 * (1.0 - p)
+    lo, hi = 0.0, 1e3
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_sf2(mid, nu) > target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    std: float  # sample std (ddof=1); 0 for n = 1
+    ci_low: float
+    ci_high: float  # 95% t-interval of the mean (nan for n = 1)
+
+    @property
+    def half_width(self) -> float:
+        return (self.ci_high - self.ci_low) / 2
+
+
+def summarize(values, confidence: float = 0.95) -> Summary:
+    x = np.asarray(values, dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        raise ValueError("no values to summarise")
+    mean = float(x.mean())
+    if n == 1:
+        return Summary(1, mean, 0.0, float("nan"), float("nan"))
+    std = float(x.std(ddof=1))
+    h = t_quantile(0.5 + confidence / 2, n - 1) * std / math.sqrt(n)
+    return Summary(n, mean, std, mean - h, mean + h)
+
+
+@dataclass(frozen=True)
+class Welch:
+    diff: float  # mean(a) - mean(b)
+    t: float
+    df: float
+    p: float  # two-sided
+
+
+def welch(a, b) -> Welch:
+    """Welch's unequal-variance t-test of mean(a) - mean(b)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if len(a) < 2 or len(b) < 2:
+        return Welch(float(a.mean() - b.mean()), float("nan"), float("nan"), float("nan"))
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    diff = float(a.mean() - b.mean())
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return Welch(diff, float("inf") if diff else 0.0, float("nan"), 0.0 if diff else 1.0)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    t = diff / se
+    return Welch(diff, t, df, t_sf2(t, df))

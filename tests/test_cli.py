@@ -1,0 +1,121 @@
+"""The command line end to end on the smoke preset: train, kill, resume, eval, sample, errors."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mope_jax.cli import main
+
+ENV = {**os.environ, "JAX_PLATFORMS": "cpu"}
+
+
+def cli(*args, check=True, timeout=300):
+    proc = subprocess.run([sys.executable, "-m", "mope_jax", *args], capture_output=True, text=True, env=ENV,
+                          timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def final(run_dir: Path) -> dict:
+    return json.loads((run_dir / "final.json").read_text())
+
+
+def wait_for_checkpoint(run_dir: Path, proc, timeout=120):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        ck = run_dir / "checkpoints"
+        if ck.exists() and any(p.name.isdigit() for p in ck.iterdir()):
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"training ended before a checkpoint: {proc.communicate()}")
+        time.sleep(0.05)
+    raise AssertionError("no checkpoint appeared")
+
+
+TRAIN = ["train", "--preset", "smoke", "--no-progress", "train.max_steps=40"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("cli") / "full"
+    out = cli(*TRAIN, "--run-dir", str(run_dir))
+    assert "tokens/s" in out.stdout and "val loss" in out.stdout
+    return run_dir
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_run_resumes_to_the_same_numbers(tmp_path, uninterrupted, sig):
+    run_dir = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "mope_jax", *TRAIN, "--run-dir", str(run_dir)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    wait_for_checkpoint(run_dir, proc)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    if sig == signal.SIGTERM and proc.returncode == 0 and not (run_dir / "final.json").exists():
+        assert "SIGTERM: saved step" in out + err
+    resumed = cli(*TRAIN, "--run-dir", str(run_dir))
+    a, b = final(uninterrupted), final(run_dir)
+    assert b["steps"] == 40
+    assert a["final_val_loss"] == b["final_val_loss"] and a["curve"] == b["curve"]
+    if not (proc.returncode == 0 and "done:" in out):  # the kill landed mid-run
+        assert "resuming" in resumed.stdout
+
+
+def test_eval_and_sample(uninterrupted):
+    ev = json.loads(cli("eval", "--run-dir", str(uninterrupted)).stdout.strip().splitlines()[-1])
+    assert ev["step"] == 40 and ev["val"] == pytest.approx(final(uninterrupted)["final_val_loss"], rel=1e-6)
+    out = cli("sample", "--run-dir", str(uninterrupted), "--prompt", "0 3 5", "--tokens", "12").stdout
+    assert out.startswith("0 3 5") and len(out.split()) >= 3 + 12
+
+
+def test_presets_lists_sizes_and_causality(capsys):
+    assert main(["presets"]) == 0
+    out = capsys.readouterr().out
+    assert "reference" in out and "4.82M" in out and "rope" in out and "causal" in out
+
+
+def one_error_line(proc) -> str:
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2, proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("args,fix", [
+    (["--data", "/no/such/file.txt"], "does not exist"),
+    (["--preset", "nosuch"], "mope-jax presets"),
+    (["--variant", "nosuch"], "mope-jax presets"),
+    (["train.lr=abc"], "train.lr=1"),
+    (["train.nosuch=1"], "valid keys"),
+    (["lr"], "key=value"),
+])
+def test_bad_input_one_line_nonzero(args, fix):
+    line = one_error_line(cli("train", "--preset", "smoke", "--no-progress", "--run-dir", "/tmp/never", *args,
+                              check=False))
+    assert fix in line
+
+
+def test_bad_files_one_line_nonzero(tmp_path, uninterrupted):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(bytes(range(256)) * 10)
+    short = tmp_path / "short.txt"
+    short.write_text("to be or not")
+    for path, fix in [(empty, "empty"), (binary, "UTF-8"), (short, "block_size")]:
+        one_error_line(cli("train", "--preset", "smoke", "--data", str(path), "--run-dir", str(tmp_path / "x"),
+                           check=False))
+        assert fix.lower() in one_error_line(cli("train", "--preset", "smoke", "--data", str(path), "--run-dir",
+                                                 str(tmp_path / "x"), check=False)).lower()
+    # a corpus whose vocabulary differs from the checkpoint's
+    text = tmp_path / "t.txt"
+    text.write_text("abcdefgh" * 200)
+    line = one_error_line(cli("eval", "--run-dir", str(uninterrupted), "--data", str(text), check=False))
+    assert "vocabulary" in line

@@ -148,8 +148,12 @@ def cmd_presets(args) -> int:
     print("scale presets (--preset):")
     for p in presets().values():
         cfg = p.build()
-        n = count_params(jax.eval_shape(lambda: init_params(cfg.model, jax.random.PRNGKey(0))))
-        print(f"  {p.name:<12} {n/1e6:6.2f}M params (vocab {cfg.model.vocab_size})  {p.description}  [{p.cost}]")
+        m, t = cfg.model, cfg.train
+        n = count_params(jax.eval_shape(lambda: init_params(m, jax.random.PRNGKey(0))))
+        tokens = t.max_steps * t.batch_size * m.block_size
+        print(f"  {p.name:<12} {n / 1e6:5.2f}M params at vocab {m.vocab_size}; T={m.block_size} E={m.n_embd} "
+              f"{m.n_layer} layers x {m.n_head} heads; {t.max_steps} steps x {t.batch_size} windows = "
+              f"{tokens / 1e6:.1f}M tokens [{p.target}]: {p.description}")
     print("\nmodel variants (--variant):")
     for v in model_variants().values():
         from mope_jax.presets import apply_variant, get_preset

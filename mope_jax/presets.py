@@ -23,7 +23,7 @@ class Preset:
     name: str
     build: Callable[[], Config]
     description: str
-    cost: str  # expected cost, measured (see README "Presets")
+    target: str  # where it is meant to run; sizes are computed from the config, never typed
 
 
 def _reference() -> Config:
@@ -52,21 +52,19 @@ def _smoke() -> Config:
 _PRESETS: dict[str, Preset] = {}
 
 
-def register_preset(name: str, description: str, cost: str):
+def register_preset(name: str, description: str, target: str):
     def deco(build: Callable[[], Config]):
         if name in _PRESETS:
             raise ValueError(f"preset {name!r} registered twice")
-        _PRESETS[name] = Preset(name, build, description, cost)
+        _PRESETS[name] = Preset(name, build, description, target)
         return build
 
     return deco
 
 
-register_preset("reference", "papers' reference: T=256, E=256, 6x8 heads, 5000 steps x 64 windows (GPU/TPU)",
-                "4.82M params; ~82M tokens")(_reference)
-register_preset("cpu", "T=64, E=128, 4x4 heads, 1500 steps x 32 windows; trains in minutes on 2 CPU cores",
-                "0.80M params; ~3.1M tokens")(_cpu)
-register_preset("smoke", "T=32, E=32, 1 layer, 20 steps; seconds, for tests", "tiny")(_smoke)
+register_preset("reference", "the papers' reference model and schedule (DESIGN.md section 0)", "GPU/TPU")(_reference)
+register_preset("cpu", "a small model that trains in minutes", "2 CPU cores")(_cpu)
+register_preset("smoke", "seconds; used by the tests", "anywhere")(_smoke)
 
 
 def presets() -> dict[str, Preset]:
@@ -162,8 +160,8 @@ def _reference_c() -> Config:
     )
 
 
-register_preset("reference-c", "paper C's recipe on the reference model: untied head, warmup 200, 2-D-only decay, "
-                "200 eval batches; report best_val_loss (GPU/TPU)", "4.84M params; ~82M tokens")(_reference_c)
+register_preset("reference-c", "paper C's recipe on the reference model: untied head, shorter warmup, 2-D-only "
+                "decay, more eval batches; report best_val_loss", "GPU/TPU")(_reference_c)
 
 # Learned filter centres / kernel scales never get weight decay (the paper's choice).
 _C_FFT = {"no_decay": ("log_center",)}

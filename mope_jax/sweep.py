@@ -38,6 +38,7 @@ from mope_jax.train import (
     TrainingError,
     _boundaries,
     _default_hook,
+    _is_save_point,
     _next_boundary,
     _SigtermFlag,
     _to_py,
@@ -239,7 +240,7 @@ def sweep(
             if bar is not None:
                 bar.set_postfix({"loss": f"{losses[:, -1].mean():.4f}"}, refresh=False)
                 bar.update(n)
-            if step % t.checkpoint_interval == 0 or step == t.max_steps or sigterm.set or step == target:
+            if _is_save_point(step, t, target, sigterm.set):
                 spectra = None
                 if spectra_fn is not None:
                     per_seed = [spectra_fn(cfg, _seed_state(states, r)) for r in range(len(seeds))]

@@ -111,8 +111,14 @@ class Trainer:
     train: Callable[..., tuple[TrainState, dict[str, Array]]]
 
 
-def make_train(cfg: Config) -> Trainer:
-    """Pure functions for ``cfg`` (none is jitted here; ``run`` and ``sweep`` jit them)."""
+def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = None) -> Trainer:
+    """Pure functions for ``cfg`` (none is jitted here; ``run`` and ``sweep`` jit them).
+
+    batch_sharding: optional sharding of each training batch (B,T), e.g.
+    ``NamedSharding(mesh, P("data"))``: XLA then partitions the step over the batch axis
+    (data parallel; gradients are all-reduced). Same numbers to float tolerance (the batch
+    and dropout draws do not depend on it; tests/test_perf.py).
+    """
     model = GPT(cfg.model)
     t = cfg.train
     bsz, T = t.batch_size, cfg.model.block_size
@@ -140,6 +146,8 @@ def make_train(cfg: Config) -> Trainer:
         step_key = jax.random.fold_in(state.key, state.step)
         batch_key, dropout_key = jax.random.split(step_key)
         x, y = sample_batch(batch_key, data, bsz, T)
+        if batch_sharding is not None:
+            x, y = (jax.lax.with_sharding_constraint(a, batch_sharding) for a in (x, y))
         value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
@@ -254,6 +262,11 @@ def _boundaries(t) -> list[int]:
 def _next_boundary(step: int, t) -> int:
     nxt = min(((step // n) + 1) * n for n in _boundaries(t))
     return min(nxt, t.max_steps)
+
+
+def _is_save_point(step: int, t, target: int, sigterm: bool) -> bool:
+    """Checkpoint at every checkpoint_interval, at the end, at a requested stop, and on SIGTERM."""
+    return step % t.checkpoint_interval == 0 or step in (t.max_steps, target) or sigterm
 
 
 def _to_py(tree):
@@ -403,7 +416,7 @@ def run(
             with metrics_path.open("a") as f:
                 f.write(json.dumps(rec) + "\n")
             _progress_update(bar, n, rec)
-            if step % t.checkpoint_interval == 0 or step == t.max_steps or sigterm.set or step == target:
+            if _is_save_point(step, t, target, sigterm.set):
                 save(state)
             if sigterm.set:
                 interrupted = True
@@ -412,9 +425,13 @@ def run(
     if bar is not None:
         bar.close()
     ckpt.close()
-    final = summarize(run_dir, cfg, meta, rates)
-    if step >= t.max_steps:
-        (run_dir / "final.json").write_text(json.dumps(final, indent=2) + "\n")
+    final_path = run_dir / "final.json"
+    if not rates and final_path.exists():  # a finished run, opened again: keep its record
+        final = json.loads(final_path.read_text())
+    else:
+        final = summarize(run_dir, cfg, meta, rates)
+        if step >= t.max_steps:
+            final_path.write_text(json.dumps(final, indent=2) + "\n")
     return RunResult(run_dir, cfg, state, final, interrupted=interrupted or step < t.max_steps)
 
 
@@ -431,6 +448,7 @@ def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[floa
         "best_val_loss": min(v for _, v, _ in ev) if ev else None,
         "curve": [{"step": s, "val": v, "train": tr} for s, v, tr in ev],
         "tokens_per_s": float(np.median(steady)) if steady else None,
+        "train_seconds": float(sum(r.get("seconds", 0.0) for r in recs)),
         "num_params": meta["num_params"],
         "causality": meta["causality"],
         "env": meta["env"],

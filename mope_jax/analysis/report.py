@@ -55,8 +55,8 @@ def table(records: list[dict[str, Any]], *, baseline: str | None = None, metric:
     if baseline is not None and baseline not in groups:
         raise ValueError(f"baseline {baseline!r} is not among the configs: {', '.join(names)}")
     lines = [
-        f"| config | n | mean {metric} | std | 95% CI | diff vs {baseline or '-'} | Welch p | causal |",
-        "|---|---|---|---|---|---|---|---|",
+        f"| config | n | mean {metric} | std | 95% CI | diff vs {baseline or '-'} | Welch p | tokens/s | causal |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
         g = groups[name]
@@ -69,7 +69,9 @@ def table(records: list[dict[str, Any]], *, baseline: str | None = None, metric:
             diff, p = "-", "-"
         caus = g["records"][0].get("causality", {})
         verdict = "yes" if caus.get("declared_causal", True) else "**NON-CAUSAL**"
-        lines.append(f"| {name} | {s.n} | {s.mean:.4f} | {_fmt(s.std)} | {ci} | {diff} | {p} | {verdict} |")
+        rates = [r["tokens_per_s"] for r in g["records"] if r.get("tokens_per_s")]
+        rate = f"{np.mean(rates):,.0f}" if rates else "n/a"
+        lines.append(f"| {name} | {s.n} | {s.mean:.4f} | {_fmt(s.std)} | {ci} | {diff} | {p} | {rate} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -115,7 +117,7 @@ def plot_curves(records: list[dict[str, Any]], path: str | Path) -> Path | None:
 
 
 def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | None = None,
-                 command: str | None = None, title: str = "Results") -> Path:
+                 command: str | None = None, title: str = "Results", notes: str = "") -> Path:
     """Markdown table (+ PNG curves beside it) from the records under ``paths``."""
     records = load_records(paths)
     if not records:
@@ -125,7 +127,10 @@ def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | No
     png = plot_curves(records, out.with_suffix(".png"))
     body = [f"# {title}", "", provenance(command), "",
             "Final val loss in nats/token; mean, sample std and 95% t-interval over seeds; "
-            "Welch's two-sided test against the baseline.", "", table(records, baseline=baseline), ""]
+            "Welch's two-sided test against the baseline; tokens/s is the median training throughput "
+            "of each run (per seed).", "", table(records, baseline=baseline), ""]
+    if notes:
+        body += [notes, ""]
     if png is not None:
         body += [f"![val loss curves]({png.name})", ""]
     out.write_text("\n".join(body))

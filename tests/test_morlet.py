@@ -296,3 +296,31 @@ def test_checkpoint_round_trip_of_spectral_parameters(tmp_path):
     np.testing.assert_array_equal(spectra.read_spectra(tmp_path)["mope_sigma"], stored["mope_sigma"])
     evals = [r for r in read_metrics(tmp_path) if "eval_val" in r]
     assert evals and all("mope_on_boundary_frac" in r for r in evals)
+
+
+def test_decay_only_prediction_matches_optax_without_gradients():
+    """With zero gradients AdamW only decays: p_T = p_0 prod_t (1 - lr_t wd)."""
+    import optax
+
+    from mope_jax.config import Config, TrainConfig
+    from mope_jax.train import make_optimizer
+
+    cfg = Config(train=TrainConfig(max_steps=60, warmup_steps=7, lr=0.05, weight_decay=0.3))
+    p0 = {"log_sigma": jnp.asarray(morlet_init(8)[1])}
+    tx = make_optimizer(cfg, p0)
+    state, p = tx.init(p0), p0
+    for _ in range(cfg.train.max_steps):
+        updates, state = tx.update(jax.tree_util.tree_map(jnp.zeros_like, p), state, p)
+        p = optax.apply_updates(p, updates)
+    want = spectra.decay_only_prediction(cfg, np.asarray(p0["log_sigma"]))
+    np.testing.assert_allclose(np.asarray(p["log_sigma"]), want, rtol=1e-5)
+    assert np.all(np.abs(want) < 0.7 * np.abs(np.asarray(p0["log_sigma"])))  # the decay is large here (x0.64)
+
+
+def test_sigma_omega_plot_is_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    lo, ls = morlet_init(8)
+    om, sg = clamp_paper(jnp.asarray(lo), jnp.asarray(ls) - 0.2)
+    out = spectra.plot_sigma_omega(tmp_path / "s.png", {"a": {"omega": np.asarray(om), "sigma": np.asarray(sg)}},
+                                   init={"omega": np.exp(lo), "sigma": np.exp(ls)})
+    assert out.stat().st_size > 1000

@@ -242,8 +242,9 @@ def _jsonable(x):
 def plot_sigma_omega(path: str | Path, panels: dict[str, dict[str, np.ndarray]], *, bound: float = 5.0,
                      init: dict[str, np.ndarray] | None = None, ncols: int = 4) -> Path:
     """Scatter sigma (tokens) against omega (rad/token) per panel, with the hyperbola
-    omega sigma = bound. ``panels``: title -> {"omega": (n,), "sigma": (n,)}; ``init``: an
-    optional {"omega", "sigma"} drawn faintly in every panel."""
+    omega sigma = bound. ``panels``: title -> {"omega": (n,), "sigma": (n,)} and optionally
+    that panel's initial "init_omega", "init_sigma"; ``init``: a default initial
+    {"omega", "sigma"} for panels without their own. Initial values are drawn as grey rings."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,8 +258,11 @@ def plot_sigma_omega(path: str | Path, panels: dict[str, dict[str, np.ndarray]],
     w = np.linspace(0.05, 3.3, 200)
     for ax, (title, v) in zip(axes.flat, panels.items()):
         ax.plot(w, bound / w, "k--", lw=0.8, label=f"omega sigma = {bound:g}")
-        if init is not None:
-            ax.scatter(init["omega"], init["sigma"], s=6, c="0.75", label="init")
+        i_om, i_sg = v.get("init_omega"), v.get("init_sigma")
+        if i_om is None and init is not None:
+            i_om, i_sg = init["omega"], init["sigma"]
+        if i_om is not None:
+            ax.scatter(i_om, i_sg, s=14, facecolors="none", edgecolors="0.6", lw=0.6, label="init")
         prod = np.asarray(v["omega"]) * np.asarray(v["sigma"])
         on = np.abs(prod - bound) < BOUNDARY_TOL
         ax.scatter(v["omega"][on], v["sigma"][on], s=8, c="C3", label="on boundary")

@@ -36,11 +36,18 @@ STD_FLOOR = 1e-8
 ZNORMS = ("full", "prefix")
 
 
+def _floored_std(var: Array) -> Array:
+    """max(sqrt(var), 1e-8), written as sqrt(max(var, 1e-16)): the same values, but a finite
+    gradient where var = 0 (row 0 of the prefix statistics; constant energies), where
+    d sqrt(x)/dx would be infinite and turn the whole gradient into NaN."""
+    return jnp.sqrt(jnp.maximum(var, STD_FLOOR**2))
+
+
 def znorm_full(p: Array) -> Array:
     """(..., S) -> (..., 1, S): (p - mean) / max(std, 1e-8) over the whole S axis."""
     mean = p.mean(-1, keepdims=True)  # (..., 1)
-    std = jnp.sqrt(jnp.mean(jnp.square(p - mean), -1, keepdims=True))  # (..., 1)
-    return ((p - mean) / jnp.maximum(std, STD_FLOOR))[..., None, :]  # (..., 1, S)
+    std = _floored_std(jnp.mean(jnp.square(p - mean), -1, keepdims=True))  # (..., 1)
+    return ((p - mean) / std)[..., None, :]  # (..., 1, S)
 
 
 def znorm_prefix(p: Array) -> Array:
@@ -56,9 +63,9 @@ def znorm_prefix(p: Array) -> Array:
     count = count.reshape((1,) * (p.ndim - 1) + (s,))  # (S,) -> (1.., S)
     m1 = jnp.cumsum(x, -1) / count  # (..., S) mean of keys 0..i, shifted
     m2 = jnp.cumsum(jnp.square(x), -1) / count
-    std = jnp.sqrt(jnp.maximum(m2 - jnp.square(m1), 0.0))  # (..., S)
+    std = _floored_std(m2 - jnp.square(m1))  # (..., S)
     mean = m1 + p[..., :1]  # (..., S)
-    return (p[..., None, :] - mean[..., :, None]) / jnp.maximum(std, STD_FLOOR)[..., :, None]  # (..., T, S)
+    return (p[..., None, :] - mean[..., :, None]) / std[..., :, None]  # (..., T, S)
 
 
 def energy_log_gate(e: Array, alpha: Array, tau: Array) -> Array:

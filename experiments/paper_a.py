@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import math
 import sys
 import time
@@ -127,8 +128,16 @@ def main(argv=None):
     ap.add_argument("--scale", choices=sorted(SCALES), default="cpu")
     ap.add_argument("--seeds", type=int, default=None, help="number of seeds (default: the scale's)")
     ap.add_argument("--variants", default=",".join(r[0] for r in ROWS))
+    ap.add_argument("--render-only", action="store_true",
+                    help="re-write the .md from the saved .json (no training)")
     args = ap.parse_args(argv)
     command = "python experiments/paper_a.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.render_only:
+        stem = RESULTS / f"paper_a_{args.scale}"
+        payload = json.loads(stem.with_suffix(".json").read_text())
+        stem.with_suffix(".md").write_text(render_markdown(payload, payload["command"], rendered_by=command))
+        print(f"re-rendered {stem}.md")
+        return
     seeds = list(range(args.seeds or SCALES[args.scale]["seeds"]))
     base = base_config(args.scale)
     wanted = args.variants.split(",")
@@ -167,21 +176,45 @@ def main(argv=None):
                "total_seconds": time.perf_counter() - t_start, "rows": rows}
     stem = RESULTS / f"paper_a_{args.scale}"
     spectra.write_json(stem.with_suffix(".json"), payload, command=command)
+    payload = json.loads(stem.with_suffix(".json").read_text())  # with command, date and env
     stem.with_suffix(".md").write_text(render_markdown(payload, command))
     print(f"wrote {stem}.json, .md ({payload['total_seconds']:.0f}s)")
 
 
-def render_markdown(p: dict, command: str) -> str:
-    from mope_jax.train import environment
+EGA_PAIRS = [  # (with gate, without gate, gate)
+    ("a-ega1", "a-baseline", "paper's full z-norm (NON-CAUSAL)"),
+    ("a-ega1-causal", "a-baseline", "causal prefix z-norm"),
+    ("a-ega-morlet", "a-mope", "paper's full z-norm (NON-CAUSAL)"),
+    ("a-ega-morlet-causal", "a-mope", "causal prefix z-norm"),
+]
 
-    env = environment()
+OTHER_PAIRS = [
+    ("a-mope", "a-baseline", "MOPE in place of the learned table"),
+    ("a-morlet-rope", "a-rope", "Gaussian envelope on RoPE"),
+    ("a-mope-center", "a-mope", "learnable centres b0"),
+]
+
+
+def paired(p: dict, a: str, b: str) -> dict | None:
+    rows = {r["variant"]: r for r in p["rows"]}
+    if a not in rows or b not in rows:
+        return None
+    d = [x["val_loss"] - y["val_loss"] for x, y in zip(rows[a]["seeds"], rows[b]["seeds"])]
+    m, s, lo, hi = t_interval(d)
+    return {"mean": m, "std": s, "ci95": [lo, hi], "per_seed": d}
+
+
+def render_markdown(p: dict, command: str, rendered_by: str | None = None) -> str:
+    env = p.get("env") or __import__("mope_jax.train", fromlist=["environment"]).environment()
+    date = p.get("date_utc") or time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
     m, t = p["config"]["model"], p["config"]["train"]
     lines = [
         f"# Paper A table, scale `{p['scale']}`",
         "",
-        f"Made by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"Made by `{command}` on {date}, "
         f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}; "
-        f"{p['total_seconds']:.0f} s in all.",
+        f"{p['total_seconds']:.0f} s in all." + (f" Markdown re-rendered from the JSON by `{rendered_by}`."
+                                                  if rendered_by else ""),
         "",
         f"Model: T={m['block_size']}, E={m['n_embd']}, {m['n_layer']} layers x {m['n_head']} heads, dropout "
         f"{m['dropout']}; {t['max_steps']} steps x {t['batch_size']} windows, AdamW lr {t['lr']} (warmup "
@@ -204,6 +237,15 @@ def render_markdown(p: dict, command: str) -> str:
         label = r["label"] + (" (NON-CAUSAL)" if not r["declared_causal"] else "")
         lines.append(f"| `{r['variant']}` | {label} | {causal} | {r['val_mean']:.4f} +- {r['val_std']:.4f} | "
                      f"[{r['val_ci95'][0]:.4f}, {r['val_ci95'][1]:.4f}] | {diff} | {paper} |")
+    gains = [(a, b, g, paired(p, a, b)) for a, b, g in EGA_PAIRS + OTHER_PAIRS]
+    gains = [x for x in gains if x[3] is not None]
+    if gains:
+        lines += ["", "Paired comparisons, val(A) - val(B) with the same seed (negative = A better); the first four "
+                  "are the EGA gain (same model with and without the gate):", "",
+                  "| A | B | what differs | diff mean [95% CI] | per seed |", "|---|---|---|---|---|"]
+        for a, b, g, d in gains:
+            lines.append(f"| `{a}` | `{b}` | {g} | {d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] | "
+                         + ", ".join(f"{x:+.4f}" for x in d["per_seed"]) + " |")
     mope = [r for r in p["rows"] if "mope_on_boundary_frac" in r["seeds"][0]]
     if mope:
         lines += ["", "Learned MOPE spectra (seed 0, after the constraint):", "",

@@ -65,6 +65,7 @@ class ModelConfig:
     morlet_rope_init: float = 5.0
     # EGA (attn_bias="ega-n" / "ega-n-prefix"): number of mixed energy projections.
     ega_n: int = 4
+    ega_conv_len: int = 4  # taps of the causal energy convolution (attn_bias="ega-conv*")
     # Paper C, FourierQK (attention/spectral.py); defaults = the paper.
     # mixer: "attention" or "fnet" (Re FFT2 token mixing in place of attention; non-causal).
     mixer: str = "attention"

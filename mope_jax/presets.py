@@ -144,6 +144,8 @@ register_variant("a-morlet-rope", "Morlet-RoPE (Gaussian envelope in r = m - n p
                  train=_A, pos_encoding="learned", qk_position="morlet-rope")
 register_variant("a-mope-center", "MOPE with learnable envelope centres b0_i", train=_A, pos_encoding="morlet",
                  mope_center=True)
+register_variant("a-ega-conv-causal", "learned table + EGA-C (causal conv energy) with the causal prefix z-norm",
+                 train=_A, pos_encoding="learned", attn_bias="ega-conv-prefix")
 
 # Paper C, FourierQK (DESIGN.md section 2). The recipe differs from paper A's reference: no
 # weight tying, warmup 200, weight decay on 2-D weights only, 200 eval batches, and the

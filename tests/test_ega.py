@@ -127,3 +127,26 @@ def test_gradients_are_finite(name):
 
     grads = jax.grad(lambda p: jnp.mean(GPT(cfg).apply({"params": p}, tokens) ** 2))(params)
     assert all(bool(jnp.all(jnp.isfinite(g))) for g in jax.tree_util.tree_leaves(grads))
+
+
+def test_conv_energy_with_only_the_current_tap_equals_the_dense_energy():
+    """EGA-C's kernel tap K-1 multiplies xn_j (causal padding); with the other taps zero the
+    gate equals EGA-1's with the same weights."""
+    xn = jax.random.normal(jax.random.PRNGKey(0), (2, 12, 16))
+    pos = jnp.arange(12)
+    for znorm in ("full", "prefix"):
+        dense = EnergyGate(2, 1, znorm)
+        conv = EnergyGate(2, 1, znorm, conv_len=3)
+        pd = dense.init(jax.random.PRNGKey(1), xn, pos)
+        pc = conv.init(jax.random.PRNGKey(2), xn, pos)
+        kernel = jnp.zeros_like(pc["params"]["energy"]["kernel"]).at[-1].set(pd["params"]["energy"]["kernel"])  # (K,E,H)
+        pc = {"params": dict(pc["params"], energy={"kernel": kernel, "bias": pd["params"]["energy"]["bias"]})}
+        np.testing.assert_allclose(np.asarray(conv.apply(pc, xn, pos).log_gate),
+                                   np.asarray(dense.apply(pd, xn, pos).log_gate), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["ega-conv", "ega-conv-prefix"])
+def test_conv_energy_causality_verdicts(name):
+    cfg = small_cfg(attn_bias=name, ega_conv_len=3)
+    res = audit_model(cfg, init_params(cfg, jax.random.PRNGKey(0)))
+    assert res.causal == registry.get("attn_bias", name).causal == name.endswith("prefix"), res

@@ -18,6 +18,11 @@ Two normalisations, registered separately because they differ in causality:
     ``ega-n-prefix``). Row T-1 equals the full gate.
 Standard deviations are population ones (divide by the count, not count - 1).
 
+EGA-C (``ega-conv``, ``ega-conv-prefix``): the energy is a causal convolution over the last
+K = ``model.ega_conv_len`` positions, p_j = sum_{k<K} w_{h,k} . xn_{j-k} + c_h (zero padding
+before the sequence), then the same z-norm and gate. The convolution itself is causal; the
+full-sequence z-norm is not.
+
 EGA-n (``ega-n*``, n = ``model.ega_n``) computes n energy projections per head, z-normalises
 each, and mixes the normalised energies with softmax(scale_w) (scale_w (H, n), init 0 = equal
 weights) before the sigmoid. (Mixing the raw p's would collapse to a single projection.)
@@ -100,13 +105,19 @@ class EnergyGate(nn.Module):
     n_energy: int = 1
     znorm: str = "full"
     init_std: float = 0.02
+    conv_len: int = 1  # K > 1: causal convolution energy (EGA-C); kernel (K, E, H n)
 
     @nn.compact
     def __call__(self, xn: Array, positions: Array, deterministic: bool = True) -> AttnBias:
         """xn (B, T, E) -> AttnBias(log_gate (B, H, 1 or T, T))."""
         b, t, _ = xn.shape
         h, n = self.n_head, self.n_energy
-        p = nn.Dense(h * n, kernel_init=nn.initializers.normal(self.init_std), name="energy")(xn)  # (B,T,H*n)
+        init = nn.initializers.normal(self.init_std)
+        if self.conv_len > 1:  # left padding only: p_j sees xn_{j-K+1..j}
+            p = nn.Conv(h * n, (self.conv_len,), padding=((self.conv_len - 1, 0),), kernel_init=init,
+                        name="energy")(xn)  # (B,T,H*n)
+        else:
+            p = nn.Dense(h * n, kernel_init=init, name="energy")(xn)  # (B,T,H*n)
         p = p.reshape(b, t, h, n).transpose(0, 2, 3, 1)  # (B,T,H,n) -> (B,H,n,T)
         alpha = self.param("alpha", nn.initializers.constant(2.0), (h,))
         tau = self.param("tau", nn.initializers.zeros, (h,))
@@ -115,10 +126,10 @@ class EnergyGate(nn.Module):
         return AttnBias(log_gate=energy_log_gate(e, alpha, tau))
 
 
-def _builder(n_from_cfg: bool, znorm: str):
+def _builder(n_from_cfg: bool, znorm: str, conv: bool = False):
     def build(cfg):
         n = cfg.ega_n if n_from_cfg else 1
-        return EnergyGate(cfg.n_head, n, znorm, cfg.init_std, name="ega")
+        return EnergyGate(cfg.n_head, n, znorm, cfg.init_std, cfg.ega_conv_len if conv else 1, name="ega")
 
     return build
 
@@ -131,3 +142,8 @@ register("attn_bias", "ega-prefix", causal=True,
          doc="EGA-1, causal: row i z-normalises with keys 0..i")(_builder(False, "prefix"))
 register("attn_bias", "ega-n-prefix", causal=True,
          doc="EGA-n (n = model.ega_n), causal prefix z-norm")(_builder(True, "prefix"))
+register("attn_bias", "ega-conv", causal=False,
+         doc="EGA-C: causal conv energy (model.ega_conv_len taps), z-norm over ALL positions")(
+    _builder(False, "full", conv=True))
+register("attn_bias", "ega-conv-prefix", causal=True,
+         doc="EGA-C with the causal prefix z-norm")(_builder(False, "prefix", conv=True))

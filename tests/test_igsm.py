@@ -78,3 +78,11 @@ def test_answer_accuracy_harness_places_prompts_and_parses():
     assert res["n"] == 40 and res["parsed"] == 1.0
     assert res["accuracy"] == pytest.approx(np.mean([p.answer == 5 for p in probs]))
     assert igsm.parse_answer(" so b=1. #") is None and igsm.parse_answer("#12\n") == 12
+    assert res["leaf_accuracy"] == 0.0  # " #5" copies no leaf
+
+
+def test_leaf_copies_counts_lookups():
+    p = igsm.problems(1, seed=9, ops_range=(1, 1))[0]
+    assert igsm.leaf_copies(p.prompt, p.solution) == (2, 2)
+    wrong = re.sub(r"so ([a-z])=(\d+)\.", lambda m: f"so {m.group(1)}={(int(m.group(2)) + 1) % 23}.", p.solution, count=1)
+    assert igsm.leaf_copies(p.prompt, wrong) == (1, 2)

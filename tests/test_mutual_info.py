@@ -83,3 +83,13 @@ def test_collapse_spread():
     assert mi.collapse_spread(same) < 1e-9
     other = {"a": (r, r**-0.7), "b": (r, r**-1.5)}
     assert mi.collapse_spread(other) > 0.5
+
+
+@pytest.mark.parametrize("width", [2, 5, 16])
+def test_repeat_block_variant_kernel_width(width):
+    s = dependency.block_repeat_stream(40_000, width=width, num_symbols=16, seed=1)
+    assert s[0] == 0 and np.array_equal(s[1 : width + 1], s[width + 1 : 2 * width + 1])
+    k = dependency.dependency_kernel(s, 3 * width, kind="match")
+    assert dependency.kernel_width(k) == width
+    text = dependency.stream_to_text(s[:50])
+    assert text[0] == "." and len(text) == 50

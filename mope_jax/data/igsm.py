@@ -23,6 +23,7 @@ numpy only; the answer metric (greedy decoding with a model) is :func:`answer_ac
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 
@@ -151,13 +152,13 @@ def problems(num: int, *, seed: int | tuple[int, ...], ops_range: tuple[int, int
     return [make_problem(rng, num_ops=int(rng.integers(lo, hi + 1)), ops=ops, modulus=modulus) for _ in range(num)]
 
 
-def encode(text: str) -> np.ndarray:
-    index = {c: i for i, c in enumerate(VOCAB)}
+def encode(text: str, vocab: tuple[str, ...] = VOCAB) -> np.ndarray:
+    index = {c: i for i, c in enumerate(vocab)}
     return np.fromiter((index[c] for c in text), np.int32, len(text))
 
 
-def decode(ids) -> str:
-    return "".join(VOCAB[int(i)] for i in ids)
+def decode(ids, vocab: tuple[str, ...] = VOCAB) -> str:
+    return "".join(vocab[int(i)] for i in ids)
 
 
 def igsm_stream(num_chars: int, *, seed: int | tuple[int, ...], ops_range: tuple[int, int] = (1, 2),
@@ -174,7 +175,7 @@ def igsm_stream(num_chars: int, *, seed: int | tuple[int, ...], ops_range: tuple
 
 
 def answer_accuracy(logits_fn, probs: list[Problem], *, context: int, filler: np.ndarray,
-                    max_new: int = 120, batch: int = 64) -> dict[str, float]:
+                    max_new: int = 120, batch: int = 64, vocab: tuple[str, ...] = VOCAB) -> dict[str, float]:
     """Exact-match accuracy of greedy answers.
 
     logits_fn(tokens (B, C) int32) -> logits (B, C, V), a causal model applied at length C =
@@ -182,18 +183,19 @@ def answer_accuracy(logits_fn, probs: list[Problem], *, context: int, filler: np
     the tail of ``filler`` (ids of other problems) so the solution is generated at the far
     end of a C-token window; then max_new tokens are decoded greedily (argmax, one forward
     pass per token over the whole window, which causality makes exact). Returns accuracy,
-    the fraction of outputs with a parsable answer, and the count.
+    the fraction of outputs with a parsable answer, and the count. ``vocab`` maps ids to
+    characters (a model trained on a text file has that file's sorted character set).
     """
     start = context - max_new
     if start < max(len(p.prompt) for p in probs):
         raise ValueError(f"context {context} leaves {start} tokens for a prompt; lower max_new")
-    correct = parsed = 0
-    newline = VOCAB.index("\n")
+    correct = parsed = leaves_ok = leaves = 0
+    newline = vocab.index("\n")
     for i in range(0, len(probs), batch):
         chunk = probs[i : i + batch]
         buf = np.zeros((len(chunk), context), np.int32)
         for j, p in enumerate(chunk):
-            ids = encode(p.prompt)
+            ids = encode(p.prompt, vocab)
             pad = start - len(ids)
             buf[j, :pad] = filler[len(filler) - pad :] if pad else filler[:0]
             buf[j, pad:start] = ids
@@ -203,9 +205,22 @@ def answer_accuracy(logits_fn, probs: list[Problem], *, context: int, filler: np
         for j, p in enumerate(chunk):
             out = buf[j, start:]
             end = np.flatnonzero(out == newline)
-            text = decode(out[: end[0]] if len(end) else out)
+            text = decode(out[: end[0]] if len(end) else out, vocab)
             ans = parse_answer(text)
             parsed += ans is not None
             correct += ans == p.answer
+            ok, total = leaf_copies(p.prompt, text)
+            leaves_ok += ok
+            leaves += total
     n = len(probs)
-    return {"accuracy": correct / n, "parsed": parsed / n, "n": n}
+    return {"accuracy": correct / n, "parsed": parsed / n, "leaf_accuracy": leaves_ok / max(leaves, 1), "n": n}
+
+
+def leaf_copies(prompt: str, generated: str) -> tuple[int, int]:
+    """(correct, total) leaf values copied into a generated solution.
+
+    A leaf ``X=v.`` of the prompt counts as correct when the solution says
+    ``Define X as x; so x=v.`` -- a pure lookup at a data-dependent distance, no arithmetic."""
+    stated = dict(re.findall(r"([A-Z])=(\d+)\.", prompt))
+    said = dict(re.findall(r"Define ([A-Z]) as [a-z]; so [a-z]=(\d+)\.", generated))
+    return sum(said.get(k) == v for k, v in stated.items()), len(stated)

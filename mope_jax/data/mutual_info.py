@@ -150,16 +150,18 @@ def _merge_pair(seq: np.ndarray, a: int, b: int, new: int) -> np.ndarray:
     return np.delete(out, hits + 1)
 
 
-def train_merges(text: str, num_merges: int) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
+def train_merges(text: str, num_merges: int, *, alphabet: str | None = None
+                 ) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
     """Learn ``num_merges`` merges (BPE-like) from ``text``.
 
-    Returns (vocab, merges): vocab lists the characters then one string per merge; merge j
-    joins ids (a, b) into id len(chars) + j. Tokens containing whitespace never merge, so
-    no token spans a word boundary. Ties go to the smallest pair code (deterministic)."""
-    base = char_tokenize(text)
-    vocab = list(base.vocab)
+    Returns (vocab, merges): vocab lists the characters (of ``alphabet`` if given, so that
+    text outside the training sample can be encoded, else of ``text``) then one string per
+    merge; merge j joins ids (a, b) into id len(chars) + j. Tokens containing whitespace
+    never merge, so no token spans a word boundary. Ties go to the smallest pair code."""
+    vocab = sorted(set(text) | set(alphabet or ""))
+    index = {c: i for i, c in enumerate(vocab)}
     ws = np.array([c.isspace() for c in vocab] + [False] * num_merges)
-    seq = base.ids.copy()
+    seq = np.fromiter((index[c] for c in text), np.int64, len(text))
     merges = []
     for _ in range(num_merges):
         v = len(vocab)

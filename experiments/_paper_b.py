@@ -1,0 +1,86 @@
+"""Shared bookkeeping of the paper-B experiments: result headers, t-intervals, plots setup."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results" / "paper_b"
+RUNS = Path(__file__).resolve().parents[1] / "runs" / "paper_b"  # git-ignored
+
+
+def command() -> str:
+    return "python " + " ".join(shlex.quote(a) for a in sys.argv)
+
+
+def header(title: str, wall_s: float) -> dict[str, Any]:
+    from mope_jax.train import environment
+
+    return {
+        "title": title,
+        "command": command(),
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "wall_seconds": round(wall_s, 1),
+        "env": environment(),
+    }
+
+
+def write(name: str, payload: dict[str, Any], markdown: str) -> tuple[Path, Path]:
+    """results/paper_b/<name>.json and .md; the markdown starts with command, date, machine."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    js = RESULTS / f"{name}.json"
+    js.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
+    env = payload["env"]
+    top = (f"# {payload['title']}\n\n"
+           f"- command: `{payload['command']}`\n- date (UTC): {payload['date_utc']}\n"
+           f"- wall time: {payload['wall_seconds']} s\n"
+           f"- machine: {env['platform']}, {env['cpu_count']} CPUs, backend {env['backend']} "
+           f"({env['device']}), jax {env['jax']}, flax {env['flax']}, commit {env['git_commit']}\n"
+           f"- raw numbers: `{js.name}`\n\n")
+    md = RESULTS / f"{name}.md"
+    md.write_text(top + markdown)
+    return js, md
+
+
+def t_interval(x, level: float = 0.95) -> dict[str, float]:
+    """mean, sd and the two-sided t-interval of the mean of samples x."""
+    from scipy import stats
+
+    x = np.asarray(x, np.float64)
+    n = len(x)
+    mean = float(x.mean())
+    if n < 2:
+        return {"mean": mean, "sd": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": n}
+    sd = float(x.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return {"mean": mean, "sd": sd, "lo": mean - half, "hi": mean + half, "n": n}
+
+
+def plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    return pyplot
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x

@@ -116,7 +116,7 @@ def test_training_refuses_the_noncausal_gate_unless_allowed():
     check_causal(allowed)
 
 
-@pytest.mark.parametrize("name", ["ega", "ega-prefix", "ega-n-prefix"])
+@pytest.mark.parametrize("name", ["ega-prefix", "ega-n-prefix"])
 def test_gradients_are_finite(name):
     """Row 0 of the prefix statistics has std 0 exactly; its gradient must not be NaN (it was,
     with max(sqrt(var), 1e-8), before the floor moved inside the square root)."""
@@ -125,7 +125,7 @@ def test_gradients_are_finite(name):
     tokens = jax.random.randint(jax.random.PRNGKey(1), (2, 16), 0, 13)
     from mope_jax.model import GPT
 
-    grads = jax.grad(lambda p: jnp.mean(GPT(cfg).apply({"params": p}, tokens) ** 2))(params)
+    grads = jax.jit(jax.grad(lambda p: jnp.mean(GPT(cfg).apply({"params": p}, tokens) ** 2)))(params)
     assert all(bool(jnp.all(jnp.isfinite(g))) for g in jax.tree_util.tree_leaves(grads))
 
 

@@ -296,6 +296,11 @@ def test_checkpoint_round_trip_of_spectral_parameters(tmp_path):
     np.testing.assert_array_equal(spectra.read_spectra(tmp_path)["mope_sigma"], stored["mope_sigma"])
     evals = [r for r in read_metrics(tmp_path) if "eval_val" in r]
     assert evals and all("mope_on_boundary_frac" in r for r in evals)
+    import json
+
+    summary = json.loads(spectra.write_spectra_summary(tmp_path).read_text())["summary"]
+    assert summary["mope_on_boundary_frac"] == evals[-1]["mope_on_boundary_frac"]
+    assert summary["mope_sigma_min"] == pytest.approx(float(np.min(stored["mope_sigma"])))
 
 
 def test_decay_only_prediction_matches_optax_without_gradients():

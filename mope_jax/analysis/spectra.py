@@ -211,6 +211,36 @@ def decay_only_prediction(cfg, log_values: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- output
 
 
+def summarize_spectra(arrays: dict[str, np.ndarray], *, bound: float = 5.0) -> dict[str, Any]:
+    """JSON-able summary of stored spectra (e.g. from :func:`read_spectra`): the MOPE boundary
+    statistics when omega/sigma are present, and min/median/max of every other array."""
+    out: dict[str, Any] = {}
+    if "mope_omega" in arrays and "mope_sigma" in arrays:
+        out.update(boundary_stats(arrays["mope_omega"], arrays["mope_sigma"], bound))
+    for name, a in arrays.items():
+        a = np.asarray(a, np.float64)
+        if a.size and name not in ("mope_clamp_active",):
+            out[f"{name}_min"], out[f"{name}_median"], out[f"{name}_max"] = (
+                float(a.min()), float(np.median(a)), float(a.max()))
+    return out
+
+
+def write_spectra_summary(run_dir: str | Path, path: str | Path | None = None, step: int | None = None) -> Path:
+    """Summarise a run's stored spectra into ``run_dir/spectra_summary.json`` (or ``path``)."""
+    from mope_jax.checkpoint import Checkpointer
+
+    run_dir = Path(run_dir)
+    with Checkpointer(run_dir / "checkpoints", read_only=True) as ckpt:
+        step = ckpt.latest_step() if step is None else step
+        arrays = ckpt.read_spectra(step)
+        meta = ckpt.read_meta(step)
+    bound = meta["config"]["model"].get("mope_bound", 5.0)
+    payload = {"run_dir": str(run_dir), "step": step, "summary": summarize_spectra(arrays, bound=bound),
+               "arrays": arrays}
+    return write_json(path or run_dir / "spectra_summary.json", payload,
+                      command=f"mope_jax.analysis.spectra.write_spectra_summary({str(run_dir)!r})")
+
+
 def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Path:
     """Write a results JSON that says which command made it, when, and on what machine."""
     from mope_jax.train import environment

@@ -10,7 +10,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mope_jax.analysis.causality import audit, audit_model, audit_model_variants, audit_registry, format_table
+from mope_jax.analysis.causality import (
+    audit,
+    audit_model,
+    audit_model_variants,
+    audit_registry,
+    format_table,
+)
 from mope_jax.attention import spectral as sp
 from mope_jax.attention.core import attend, causal_mask, dot_product_scores
 from mope_jax.config import ModelConfig

@@ -34,7 +34,6 @@ from mope_jax.config import ModelConfig
 from mope_jax.model import GPT
 from mope_jax.typing import Array, Params
 
-
 # --------------------------------------------------------------------------- losses
 
 
@@ -105,10 +104,12 @@ def pct_phase(loss_surrogate: float, loss_filter: float, loss_baseline: float) -
 
 
 def metric_distortion_losses(model_cfg: ModelConfig, params: Params, val: np.ndarray, *,
-                             num_windows: int = 256) -> dict[str, float]:
-    """Val loss with the DFT of the trained filter replaced by a random rotation / projection."""
+                             num_windows: int = 256,
+                             transforms: tuple[str, ...] = ("dft", "rotation", "projection")) -> dict[str, float]:
+    """Val loss with the DFT of the trained filter replaced by a random rotation / projection
+    (transforms: any of "dft", "rotation", "projection")."""
     return {tr: eval_loss(dataclasses.replace(model_cfg, filter_transform=tr), params, val, num_windows=num_windows)
-            for tr in ("dft", "rotation", "projection")}
+            for tr in transforms}
 
 
 # --------------------------------------------------------------------------- learned parameters

@@ -3,7 +3,8 @@
 Command:  nice -n 5 python experiments/fourierqk.py --scale cpu --data /work/shared/data/tinyshakespeare/input.txt
           (smoke: seconds per row, used by tests/test_fourierqk_experiment.py; cpu: ~12-15 min
           on a 2-core CPU shared with other jobs; reference: paper C's recipe, for a GPU/TPU)
-Writes:   experiments/results/fourierqk/fourierqk_<scale>.{json,md}   (--out to change)
+Writes:   experiments/results/fourierqk/fourierqk_<scale>[_<tag>].{json,md}   (--out, --tag to change)
+Extra rows (not in the default table): --rows learned,mexhat-qk,xcorr-qk --tag extra
 Claim (paper C, reference scale): val loss baseline 1.474, Random-QK 1.031, Fourier-QK 0.608,
 MultiFourier-QK 0.309 (0.236 +- 0.019 over seeds); causal time-domain kernels do not beat the
 baseline; learned MultiFourier periods ~49/27/10/6 tokens.
@@ -68,7 +69,11 @@ ROWS = [  # (variant, label, paper's val loss or None)
     ("causal-morlet", "causal complex Morlet kernel", None),
     ("circular-gauss", "Gaussian kernel, unpadded FFT (circular)", None),
     ("fnet", "FNet (Re FFT2 mixing)", None),
+    # not in the default table (CPU budget); run with --rows ... --tag extra
+    ("mexhat-qk", "Mexican-hat spectral window", None),
+    ("xcorr-qk", "irfft Morlet cross-correlation (paper's negative result)", 0.018),
 ]
+DEFAULT_ROWS = [r[0] for r in ROWS[:9]]
 SURROGATE_ROWS = ("fourier-qk", "multifourier-qk")  # learned bilateral filters: surrogates + controls
 
 # Paper C's recipe on top of every scale: untied LM head, weight decay on 2-D weights only.
@@ -98,7 +103,7 @@ def get_config(arg: str = "cpu") -> dict:
     train = dataclasses.replace(train, checkpoint_interval=train.max_steps, log_interval=train.max_steps)
     data = DataConfig(source="text", path=CORPUS)
     return {"base": Config(model=model, data=data, train=train, name=f"fourierqk-{arg}"), "seeds": s["seeds"],
-            "rows": [r[0] for r in ROWS], "num_windows": s["num_windows"], "scale": arg}
+            "rows": list(DEFAULT_ROWS), "num_windows": s["num_windows"], "scale": arg}
 
 
 def row_config(base: Config, variant: str) -> Config:
@@ -164,9 +169,10 @@ def _periods_text(d: dict) -> str:
     return "-"
 
 
-def write_results(result: dict, out_dir: Path, scale: str) -> tuple[Path, Path]:
+def write_results(result: dict, out_dir: Path, scale: str, tag: str = "") -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    jpath, mpath = out_dir / f"fourierqk_{scale}.json", out_dir / f"fourierqk_{scale}.md"
+    stem = f"fourierqk_{scale}" + (f"_{tag}" if tag else "")
+    jpath, mpath = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
     jpath.write_text(json.dumps(result, indent=2) + "\n")
     rows = result["rows"]
     base = rows.get("learned")
@@ -254,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=None, help="override the scale's number of seeds")
     p.add_argument("--rows", default=None, help="comma-separated subset of variants (default: all)")
     p.add_argument("--out", default=str(RESULTS), help="output folder")
+    p.add_argument("--tag", default="", help="suffix of the output files (fourierqk_<scale>_<tag>.*)")
     args = p.parse_args(argv)
 
     exp = get_config(args.scale)
@@ -285,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{diag['shuffled']['gap']:.3f}  audit {'causal' if diag['audit']['causal'] else 'LEAKS'} "
               f"({diag['audit']['leak_rel']:.1e})  {secs:.0f}s", flush=True)
     result["wall_s"] = time.perf_counter() - t_start
-    jpath, mpath = write_results(result, Path(args.out), args.scale)
+    jpath, mpath = write_results(result, Path(args.out), args.scale, args.tag)
     print(f"wrote {jpath} and {mpath}")
     return 0
 

@@ -1,8 +1,9 @@
 """Paper C (FourierQK): spectral Q/K filters, causal and not, with every row audited.
 
 Command:  nice -n 5 python experiments/fourierqk.py --scale cpu --data /work/shared/data/tinyshakespeare/input.txt
-          (smoke: seconds per row, used by tests/test_fourierqk_experiment.py; cpu: ~12-15 min
-          on a 2-core CPU shared with other jobs; reference: paper C's recipe, for a GPU/TPU)
+          (smoke: ~30 s per row under load, used by tests/test_fourierqk_experiment.py; cpu: 17 min
+          measured on a 2-core CPU shared with other jobs at load ~15, 9 rows x 3 seeds; use
+          --seeds 2 to save a third; reference: paper C's recipe, for a GPU/TPU)
 Writes:   experiments/results/fourierqk/fourierqk_<scale>[_<tag>].{json,md}   (--out, --tag to change)
 Extra rows (not in the default table): --rows learned,mexhat-qk,xcorr-qk --tag extra
 Claim (paper C, reference scale): val loss baseline 1.474, Random-QK 1.031, Fourier-QK 0.608,

@@ -6,6 +6,8 @@ The reference configuration (DESIGN.md section 0) is ``ModelConfig()``: T=256, E
 
 from __future__ import annotations
 
+import math
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -16,6 +18,41 @@ from mope_jax.config import ModelConfig
 from mope_jax.typing import Array, Params
 
 
+def _phi_cdf(x: Array) -> Array:
+    """Phi(x) = (1 + erf(x / sqrt 2)) / 2; erf clipped to [-1, 1] (XLA's polynomial can
+    overshoot by an ulp, which would flip the sign of the tail)."""
+    return 0.5 * (1.0 + jnp.clip(jax.lax.erf(x * (1.0 / math.sqrt(2.0))), -1.0, 1.0))
+
+
+@jax.custom_jvp
+def _gelu_erf(x: Array) -> Array:
+    return x * _phi_cdf(x)
+
+
+@_gelu_erf.defjvp
+def _gelu_erf_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    cdf = _phi_cdf(x)
+    pdf = jnp.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))  # phi(x)
+    return x * cdf, (cdf + x * pdf) * dx
+
+
+def gelu(x: Array, *, approximate: bool = False) -> Array:
+    """GELU, elementwise. Exact: x Phi(x) = x (1 + erf(x / sqrt 2)) / 2 (Hendrycks & Gimpel).
+
+    The exact form equals ``jax.nn.gelu(x, approximate=False)`` to f32 rounding but is
+    cheaper on CPU: jax.nn.gelu goes through erfc, and its derivative is rebuilt by
+    autodiff from three separate erfc/exp passes; here Phi(x) + x phi(x) is one expression
+    (experiments/bench: the ``mlp`` rows). For x < 0, 1 + erf cancels: the error is then
+    absolute, below 1e-6 (a few ulp of 1), not relative (tests/test_perf.py): far in the
+    negative tail it returns 0 where x Phi(x) is tiny but not 0.
+    ``approximate=True`` is the tanh approximation (jax.nn.gelu's), unchanged.
+    """
+    if approximate:
+        return jax.nn.gelu(x, approximate=True)
+    return _gelu_erf(x)
+
+
 class MLP(nn.Module):
     cfg: ModelConfig
 
@@ -24,7 +61,7 @@ class MLP(nn.Module):
         cfg = self.cfg
         init = nn.initializers.normal(cfg.init_std)
         h = nn.Dense(4 * cfg.n_embd, use_bias=cfg.use_bias, kernel_init=init, name="c_fc")(x)
-        h = nn.gelu(h, approximate=cfg.gelu_approximate)
+        h = gelu(h, approximate=cfg.gelu_approximate)
         h = nn.Dense(cfg.n_embd, use_bias=cfg.use_bias, kernel_init=init, name="c_proj")(h)
         return nn.Dropout(cfg.dropout)(h, deterministic=deterministic)
 

@@ -42,6 +42,7 @@ from mope_jax.config import Config
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.data.batches import sample_batch
 from mope_jax.model import GPT, count_params, cross_entropy, init_params
+from mope_jax.perf import fast_cpu_threefry, threefry_unrolled
 from mope_jax.typing import Array, Params, PRNGKey
 
 EVAL_TAG = 0x5EED
@@ -119,6 +120,7 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
     (data parallel; gradients are all-reduced). Same numbers to float tolerance (the batch
     and dropout draws do not depend on it; tests/test_perf.py).
     """
+    fast_cpu_threefry()  # the same random bits, cheaper on CPU (mope_jax/perf.py)
     model = GPT(cfg.model)
     t = cfg.train
     bsz, T = t.batch_size, cfg.model.block_size
@@ -210,6 +212,7 @@ def environment() -> dict[str, Any]:
         "backend": jax.default_backend(),
         "device": getattr(dev, "device_kind", str(dev)),
         "device_count": jax.device_count(),
+        "threefry_unrolled_on_cpu": threefry_unrolled(),
         "git_commit": git_commit(),
     }
 

@@ -1,0 +1,67 @@
+"""The benchmark suite (experiments/bench) at toy sizes: FLOP count, measurements, report."""
+
+from __future__ import annotations
+
+import jax
+import pytest
+
+from experiments.bench import measure, run
+from mope_jax.config import ModelConfig
+from mope_jax.model import init_params
+
+
+def test_flop_count_matches_the_model_weight_matrices():
+    """12 E^2 L in the FLOP formula is the number of weights in the blocks' kernels."""
+    cfg = ModelConfig(vocab_size=13, block_size=8, n_layer=3, n_head=2, n_embd=16)
+    params = init_params(cfg, jax.random.PRNGKey(0))
+    kernels = sum(p.size for path, p in jax.tree_util.tree_leaves_with_path(params)
+                  if "kernel" in jax.tree_util.keystr(path) and "h_" in jax.tree_util.keystr(path))
+    wte = params["wte"]["embedding"].size
+    fwd = 2 * kernels + 2 * wte + 4 * cfg.block_size * cfg.n_embd * cfg.n_layer
+    assert measure.train_flops_per_token(cfg.n_layer, cfg.n_embd, cfg.block_size, cfg.vocab_size) == 3 * fwd
+
+
+TINY = ["model.n_layer=1", "model.n_embd=16", "model.n_head=2", "model.block_size=16", "train.batch_size=4",
+        "model.vocab_size=11"]
+
+
+@pytest.mark.parametrize("devices", [2])
+def test_train_measurement(devices):
+    if jax.device_count() < devices:
+        pytest.skip("needs 2 devices")
+    r = measure.task_train(TINY, steps=1, reps=1, devices=devices)
+    assert r["tokens_per_s"] > 0 and r["compile_s"] > 0 and r["maxrss_mb"] > 0
+    assert r["batch_size"] == 4 and r["devices"] == devices
+    assert abs(r["tokens_per_s"] * r["step_s"] - 4 * 16) < 1e-6 * r["tokens_per_s"]
+
+
+def test_summary_arithmetic_and_report():
+    fpt = measure.train_flops_per_token(6, 256, 256, 65)
+    recs = {
+        "peak": {"result": {"gflops": 100.0}},
+        "jax/1dev": {"result": {"tokens_per_s": 1000.0, "step_s": 4.0, "flops_per_token": fpt, "compile_s": 1.0}},
+        "jax/dp2": {"result": {"tokens_per_s": 2000.0, "step_s": 2.0, "flops_per_token": fpt}},
+        "jax/dp2/causal-gauss/fft": {"result": {"tokens_per_s": 1600.0, "step_s": 2.5}},
+        "torch": {"result": {"tokens_per_s": 4000.0, "step_s": 1.0}},
+        "sweep/1dev": {"result": {"overrides": [], "max_steps": 10, "results": {
+            "run/R=1": {"seeds_per_hour": 10.0}, "map/R=4": {"seeds_per_hour": 16.0}}}},
+        "variant/learned": {"result": {"causal": True, "tokens_per_s": 10.0, "compile_s": 1.0, "xla_temp_mb": 1.0}},
+        "variant/fnet": {"result": {"causal": False, "tokens_per_s": 20.0, "compile_s": 1.0, "xla_temp_mb": 1.0}},
+    }
+    s = run.summarize(recs)
+    assert s["reference"]["jax/dp2"]["vs_torch"] == 0.5
+    assert abs(s["reference"]["jax/dp2"]["mfu"] - 2000.0 * fpt / 100e9) < 1e-12
+    t = s["targets"]
+    assert t["jax_vs_torch>=1.0"] == {"best": "jax/dp2", "value": 0.5, "met": False}
+    assert t["causal_filter<=1.3x"]["value"] == 1.25 and t["causal_filter<=1.3x"]["met"]
+    assert t["sweep4>=1.5x"]["value"] == 1.6 and t["sweep4>=1.5x"]["met"]
+    doc = {"size": "test", "command": "x", "date": "d", "load_before": [0, 0, 0], "load_after": [0, 0, 0],
+           "wall_s": 1.0, "env": {k: "?" for k in ("processor", "cpu_count", "platform", "jax", "flax", "python",
+                                                   "git_commit")},
+           "sizes": {"var_overrides": []}, "records": recs, "summary": s}
+    md = run.markdown(doc)
+    assert "| fnet | **NON-CAUSAL** |" in md and "| learned | yes |" in md
+    assert "**no**" in md  # the missed target is shown as missed
+    text = run.readme(doc, "bench_test.json")
+    assert "| jax_vs_torch>=1.0 (jax/dp2) | 0.50 | **no** | 50% |" in text
+    assert "bench_test.json" in text and "Missed targets" in text

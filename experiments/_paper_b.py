@@ -49,6 +49,42 @@ def write(name: str, payload: dict[str, Any], markdown: str) -> tuple[Path, Path
     return js, md
 
 
+def config_from_record(d: dict):
+    """Config from a recorded dict, dropping fields this version of ModelConfig/DataConfig/
+    TrainConfig does not have (a recorded run outlives a field rename elsewhere)."""
+    import dataclasses as dc
+
+    from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
+
+    kinds = {"model": ModelConfig, "data": DataConfig, "train": TrainConfig}
+    clean = {k: v for k, v in d.items() if k not in kinds}
+    for sec, kind in kinds.items():
+        names = {f.name for f in dc.fields(kind)}
+        clean[sec] = {k: v for k, v in d.get(sec, {}).items() if k in names}
+    return Config.from_dict(clean)
+
+
+def load_sweep_seeds(run_dir: Path, seeds):
+    """(config, stacked TrainState over ``seeds``) from a finished sweep's Orbax checkpoint.
+
+    Like mope_jax.sweep.load_seed, but tolerant to config fields that no longer exist."""
+    import jax
+    import jax.numpy as jnp
+
+    from mope_jax.checkpoint import Checkpointer
+    from mope_jax.train import make_train
+
+    with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
+        meta = ckpt.read_meta(None)
+        cfg = config_from_record(meta["config"])
+        one = jax.eval_shape(make_train(cfg).init, jax.random.PRNGKey(0))
+        saved = meta["seeds"]
+        abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(saved),) + a.shape, a.dtype), one)
+        states, _ = ckpt.restore(abstract, None)
+    idx = jnp.asarray([saved.index(s) for s in seeds])
+    return cfg, jax.tree_util.tree_map(lambda x: x[idx], states)
+
+
 def t_interval(x, level: float = 0.95) -> dict[str, float]:
     """mean, sd and the two-sided t-interval of the mean of samples x."""
     from scipy import stats

@@ -42,17 +42,13 @@ SCALES = {"smoke": dict(steps=10), "cpu": dict(steps=150)}
 
 
 def load_runs(scale: str, task: str):
-    from mope_jax.sweep import load_seed
-
     run_dir = pb.RUNS / scale / f"context_extension_{task}"
     seeds = ce.SCALES[scale]["seeds"]
     if not all((run_dir / f"seed{s}" / "final.json").exists() for s in seeds):
         raise SystemExit(f"{run_dir} has no finished runs; first run: python experiments/context_extension.py "
                          f"--scale {scale}")
-    loaded = [load_seed(run_dir, s) for s in seeds]
-    cfg = loaded[0][0]
-    params = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *[st.params for _, st in loaded])  # (R, ...)
-    return cfg, params, seeds
+    cfg, states = pb.load_sweep_seeds(run_dir, list(seeds))
+    return cfg, states.params, seeds  # params stacked (R, ...)
 
 
 def finetune(cfg, params_r, rule: str, steps: int, train_data):

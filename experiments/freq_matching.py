@@ -220,7 +220,6 @@ def main(argv=None):
 
 def load_sweep(cfg: Config, run_dir: Path, seeds) -> types.SimpleNamespace | None:
     """A finished sweep of exactly ``cfg`` (states stacked over seeds, records), or None."""
-    from mope_jax.sweep import load_seed
     from mope_jax.train import prepare
 
     finals = [run_dir / f"seed{seed}" / "final.json" for seed in seeds]
@@ -228,15 +227,15 @@ def load_sweep(cfg: Config, run_dir: Path, seeds) -> types.SimpleNamespace | Non
         return None
     full, _ = prepare(cfg)
     records = [json.loads(f.read_text()) for f in finals]
+
     def same(rec, seed):  # the run name is a label; everything else must match
         want = dataclasses.replace(full, train=dataclasses.replace(full.train, seed=seed))
-        return dataclasses.replace(Config.from_dict(rec["config"]), name=want.name) == want
+        return dataclasses.replace(pb.config_from_record(rec["config"]), name=want.name) == want
 
     if not all(same(r, sd) for r, sd in zip(records, seeds)):
         print(f"{run_dir} holds another config; retraining", flush=True)
         return None
-    states = [load_seed(run_dir, seed)[1] for seed in seeds]
-    stacked = jax.tree_util.tree_map(lambda *x: jnp.stack(x), *states)
+    _, stacked = pb.load_sweep_seeds(run_dir, list(seeds))
     print(f"reusing {run_dir}", flush=True)
     return types.SimpleNamespace(cfg=full, states=stacked, records=records)
 
@@ -297,6 +296,8 @@ def plots(runs, theta, scale, values, seed0, task, name):
     ax.plot(w, math.pi / w, "k--", lw=1, label="pi / W (theory)")
     ax.plot(w, 3.02 / w, "r:", lw=1, label="3.02 / W (paper fit)")
     ax.set_xscale("log"), ax.set_yscale("log")
+    ws = sorted(set(W.tolist()))
+    ax.set_xticks(ws, [str(x) for x in ws]), ax.set_xticks([], minor=True)
     ax.set_xlabel("dependency width W (tokens)"), ax.set_ylabel("theta_eff (rad/token)")
     ax.legend(fontsize=5.5), ax.set_title(f"frequency matching, {task} task ({scale})", fontsize=8)
     fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}_fit.png", dpi=130), plt.close(fig)

@@ -59,8 +59,9 @@ def install():
 
         if importlib.util.find_spec("mope_jax") is None:
             get_ipython().run_line_magic("pip", f'install -q "mope-jax[plot] @ git+{{REPO_URL}}"')
-        # On a Colab TPU/GPU runtime the preinstalled jax already targets the accelerator; elsewhere
-        # install the matching build first, e.g. %pip install -U "jax[tpu]" or "jax[cuda12]".
+        # On a Colab TPU/GPU runtime the preinstalled jax already targets the accelerator. mope-jax needs
+        # jax >= 0.10.2: if pip had to upgrade jax above, also run %pip install -U "jax[tpu]" (or
+        # "jax[cuda12]") and restart the runtime, or the accelerator is not found (the next cells say so).
         %matplotlib inline
     ''')
 
@@ -116,8 +117,8 @@ QUICKSTART = [
         from mope_jax.train import run
 
         shutil.rmtree(RUN_ROOT, ignore_errors=True)
-        every = max(STEPS // 4, 1)
-        schedule = [f"train.max_steps={STEPS}", f"train.eval_interval={every}", f"train.log_interval={every}",
+        every = max(STEPS // 4, 1)  # evaluate 4 times; log the training loss 20 times
+        schedule = [f"train.max_steps={STEPS}", f"train.eval_interval={every}", f"train.log_interval={max(STEPS // 20, 1)}",
                     f"train.checkpoint_interval={STEPS}", f"train.warmup_steps={max(STEPS // 10, 1)}"]
         results = {}
         for name in VARIANTS:

@@ -89,13 +89,11 @@ def provenance(command: str | None = None) -> str:
 def plot_curves(records: list[dict[str, Any]], path: str | Path) -> Path | None:
     """Val-loss curves, mean over seeds with a +-1 std band, one line per config."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
     except ImportError:
         return None
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     for name, g in sorted(group(records).items()):
         curves = [r["curve"] for r in g["records"] if r.get("curve")]
         if not curves:
@@ -112,7 +110,6 @@ def plot_curves(records: list[dict[str, Any]], path: str | Path) -> Path | None:
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 

@@ -275,16 +275,13 @@ def plot_sigma_omega(path: str | Path, panels: dict[str, dict[str, np.ndarray]],
     omega sigma = bound. ``panels``: title -> {"omega": (n,), "sigma": (n,)} and optionally
     that panel's initial "init_omega", "init_sigma"; ``init``: a default initial
     {"omega", "sigma"} for panels without their own. Initial values are drawn as grey rings."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
     n = len(panels)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.9 * nrows), squeeze=False, sharex=True,
-                             sharey=True)
+    fig = Figure(figsize=(3.2 * ncols, 2.9 * nrows))
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True, sharey=True)
     w = np.linspace(0.05, 3.3, 200)
     for ax, (title, v) in zip(axes.flat, panels.items()):
         ax.plot(w, bound / w, "k--", lw=0.8, label=f"omega sigma = {bound:g}")
@@ -311,5 +308,4 @@ def plot_sigma_omega(path: str | Path, panels: dict[str, dict[str, np.ndarray]],
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=130)
-    plt.close(fig)
     return path

@@ -41,7 +41,7 @@ def test_summary_arithmetic_and_report():
         "peak": {"result": {"gflops": 100.0}},
         "jax/1dev": {"result": {"tokens_per_s": 1000.0, "step_s": 4.0, "flops_per_token": fpt, "compile_s": 1.0}},
         "jax/dp2": {"result": {"tokens_per_s": 2000.0, "step_s": 2.0, "flops_per_token": fpt}},
-        "jax/dp2/causal-gauss/fft": {"result": {"tokens_per_s": 1600.0, "step_s": 2.5}},
+        "jax/1dev/causal-gauss/fft": {"result": {"tokens_per_s": 800.0, "step_s": 5.0}},
         "torch": {"result": {"tokens_per_s": 4000.0, "step_s": 1.0}},
         "sweep/1dev": {"result": {"overrides": [], "max_steps": 10, "results": {
             "run/R=1": {"seeds_per_hour": 10.0}, "map/R=4": {"seeds_per_hour": 16.0}}}},

@@ -235,11 +235,25 @@ def task_profile(overrides: list[str]) -> dict:
     state = jax.jit(trainer.init)(jax.random.PRNGKey(0))
     fn = jax.jit(trainer.train_steps, static_argnums=2)
     compiled = fn.lower(state, data, 1).compile()
-    origin = {}
+    # op_name of every instruction, and of everything inside each fused computation (an XLA
+    # fusion is named after its root, but random bits may be fused into e.g. the dropout select)
+    origin, calls, inside, current = {}, {}, {}, None
     for line in compiled.as_text().splitlines():
+        head = re.match(r"^\s*%([\w.\-]+) \(.*\{\s*$", line)
+        if head:
+            current = head.group(1)
+            inside[current] = ""
+            continue
+        if line.startswith("}"):
+            current = None
         m = re.match(r"\s*(?:ROOT )?%([\w.\-]+) = .*?op_name=\"([^\"]*)\"", line)
         if m:
             origin[m.group(1)] = m.group(2)
+            if current is not None:
+                inside[current] += " " + m.group(2)
+        c = re.match(r"\s*(?:ROOT )?%([\w.\-]+) = .*calls=%([\w.\-]+)", line)
+        if c:
+            calls[c.group(1)] = c.group(2)
     jax.block_until_ready(compiled(state, data))
     with tempfile.TemporaryDirectory() as d:
         with jax.profiler.trace(d, create_perfetto_trace=True):
@@ -252,11 +266,11 @@ def task_profile(overrides: list[str]) -> dict:
         name = e.get("name", "")
         if e.get("ph") != "X" or name not in origin or name.startswith("while"):
             continue  # while thunks only wrap their body's thunks, which are counted
-        src = origin[name]
-        if name.startswith(("ynn_fusion", "dot", "custom-call")) or "dot_general" in src:
+        src = origin[name] + inside.get(calls.get(name, ""), "")
+        if name.startswith(("ynn_fusion", "dot", "custom-call")) or "dot_general" in origin[name]:
             group = "matmuls"
         elif any(w in src for w in ("random_bits", "threefry", "_bernoulli", "_uniform", "random_wrap")):
-            group = "dropout random bits"
+            group = "ops that draw dropout random bits (with what is fused into them)"
         else:
             group = "other (elementwise, softmax, layout copies, optimizer)"
         groups[group] += e.get("dur", 0)
@@ -265,9 +279,11 @@ def task_profile(overrides: list[str]) -> dict:
             "share": {k: v / total for k, v in groups.most_common()} if total else {}}
 
 
-def task_spectral(lengths: list[int], batch: int, heads: int, head_dim: int, reps: int) -> dict:
+def task_spectral(lengths: list[int], batch: int, heads: int, head_dim: int, reps: int,
+                  toeplitz_max_t: int = 1 << 30) -> dict:
     """Forward + backward seconds of the causal filters of one (B,T,H,D) tensor and of the
-    attention scores, per T (pure functions of mope_jax/attention/spectral.py)."""
+    attention scores, per T (pure functions of mope_jax/attention/spectral.py). The Toeplitz
+    form builds an (H,T,T) matrix; above ``toeplitz_max_t`` it is not measured (None)."""
     import jax
     import jax.numpy as jnp
 
@@ -286,12 +302,16 @@ def task_spectral(lengths: list[int], batch: int, heads: int, head_dim: int, rep
         taps = kernel_taps("gauss", jnp.full((heads,), 8.0), min(128, t))[0]  # (H,K)
         row = {}
         for name, f in fns.items():
+            if name == "toeplitz_conv" and t > toeplitz_max_t:
+                row[name] = None
+                continue
             g = jax.jit(jax.grad(lambda u, h, f=f: jnp.sum(f(u, h) ** 2), argnums=(0, 1)))
             jax.block_until_ready(g(u, taps))
             s, _ = best_time(lambda: jax.block_until_ready(g(u, taps)), reps)
             row[name] = s
         out[str(t)] = row
-    return {"batch": batch, "heads": heads, "head_dim": head_dim, "kernel_len": 128, "seconds": out}
+    return {"batch": batch, "heads": heads, "head_dim": head_dim, "kernel_len": 128, "seconds": out,
+            "toeplitz_max_t": toeplitz_max_t}
 
 
 def task_sweep(seed_counts: list[int], strategies: list[str], preset: str, overrides: list[str], steps: int,

@@ -142,7 +142,7 @@ def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> 
         value.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), tr.grad_clip)
         opt.step()
-        return float(value)
+        return float(value.detach())
 
     t0 = time.perf_counter()
     first = [step() for _ in range(steps)]  # warm-up (allocator, kernels)

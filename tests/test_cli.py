@@ -119,3 +119,11 @@ def test_bad_files_one_line_nonzero(tmp_path, uninterrupted):
     text.write_text("abcdefgh" * 200)
     line = one_error_line(cli("eval", "--run-dir", str(uninterrupted), "--data", str(text), check=False))
     assert "vocabulary" in line
+
+
+def test_demo_runs_and_compares(tmp_path, capsys):
+    assert main(["demo", "--steps", "12", "--run-root", str(tmp_path), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    rows = json.loads((tmp_path / "comparison.json").read_text())["rows"]
+    assert set(rows) == {"nope", "learned", "rope"} and "Bayes-optimal loss" in out
+    assert all(r["causality"]["declared_causal"] for r in rows.values())

@@ -50,7 +50,6 @@ from mope_jax.train import (
     prepare,
     summarize,
 )
-from mope_jax.model import count_params
 
 STRATEGIES = ("auto", "vmap", "map", "shard", "sequential")
 SEED_AXIS = "seed"
@@ -107,6 +106,25 @@ def over_seeds(fn: Callable, strategy: str, mesh: jax.sharding.Mesh | None = Non
 
         return seq
     raise TrainingError(f"unknown sweep strategy {strategy!r}")
+
+
+def host(tree):
+    """The tree as numpy on this host. Under jax.distributed a seed-sharded array is not fully
+    addressable by one process, so it is all-gathered first (every process gets all seeds)."""
+
+    def one(x):
+        if isinstance(x, jax.Array) and not x.is_fully_addressable:
+            from jax.experimental import multihost_utils
+
+            return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+        return np.asarray(x)
+
+    return jax.tree_util.tree_map(one, tree)
+
+
+def _primary() -> bool:
+    """Only process 0 writes metrics and records (Orbax coordinates its own writes)."""
+    return jax.process_index() == 0
 
 
 def _place(tree, strategy: str, mesh):
@@ -181,7 +199,7 @@ def sweep(
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
     seed_dirs = [run_dir / f"seed{s}" for s in seeds]
     for d in seed_dirs:
-        d.mkdir(exist_ok=True)
+        d.mkdir(parents=True, exist_ok=True)
     if ckpt.latest_step() is not None:
         saved_meta = ckpt.read_meta()
         if saved_meta["seeds"] != seeds or Config.from_dict(saved_meta["config"]) != cfg:
@@ -191,16 +209,18 @@ def sweep(
             abstract = jax.tree_util.tree_map(
                 lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))), abstract)
         states, _ = ckpt.restore(abstract)
-        step = int(np.asarray(states.step)[0])
+        step = int(host(states.step)[0])
         for d in seed_dirs:
-            _truncate_jsonl(d / "metrics.jsonl", step)
+            if _primary():
+                _truncate_jsonl(d / "metrics.jsonl", step)
         log(f"resuming sweep {run_dir} from step {step}")
     else:
         states = init_all(_place(keys, strategy, mesh))
         step = 0
         for d in seed_dirs:
-            (d / "metrics.jsonl").write_text("")
-    n_params = count_params(jax.tree_util.tree_map(lambda x: x[0], states.params))
+            if _primary():
+                (d / "metrics.jsonl").write_text("")
+    n_params = sum(x.size // x.shape[0] for x in jax.tree_util.tree_leaves(states.params))
     meta["num_params"] = n_params
 
     target = t.max_steps if stop_after is None else min(t.max_steps, stop_after)
@@ -216,7 +236,8 @@ def sweep(
             n = _next_boundary(step, t) - step
             t0 = time.perf_counter()
             new_states, m = steps_all(n)(states, train_data)
-            losses = np.asarray(m["loss"])  # (R, n)
+            m = host(m)
+            losses = m["loss"]  # (R, n)
             dt = time.perf_counter() - t0
             if not np.all(np.isfinite(losses)):
                 ckpt.close()
@@ -226,24 +247,27 @@ def sweep(
             rates.append(n * tokens_per_step / dt)
             ev = None
             if step % t.eval_interval == 0 or step == t.max_steps:
-                ev = _to_py(eval_all(states, train_data, val_data))
+                ev = _to_py(host(eval_all(states, train_data, val_data)))
+            need_states = ev is not None and summary_fn is not None or _is_save_point(step, t, target, sigterm.set)
+            local = host(states) if need_states and (spectra_fn or summary_fn) else None
             for r, d in enumerate(seed_dirs):
-                rec = {"step": step, "loss": float(losses[r].mean()), "lr": float(np.asarray(m["lr"])[r, -1]),
-                       "grad_norm": float(np.asarray(m["grad_norm"])[r].mean()),
+                rec = {"step": step, "loss": float(losses[r].mean()), "lr": float(m["lr"][r, -1]),
+                       "grad_norm": float(m["grad_norm"][r].mean()),
                        "tokens_per_s": rates[-1] / len(seeds), "seconds": dt}
                 if ev is not None:
                     rec.update(eval_train=ev["train"][r], eval_val=ev["val"][r])
                     if summary_fn is not None:
-                        rec.update(summary_fn(cfg, _seed_state(states, r)))
-                with (d / "metrics.jsonl").open("a") as f:
-                    f.write(json.dumps(rec) + "\n")
+                        rec.update(summary_fn(cfg, _seed_state(local, r)))
+                if _primary():
+                    with (d / "metrics.jsonl").open("a") as f:
+                        f.write(json.dumps(rec) + "\n")
             if bar is not None:
                 bar.set_postfix({"loss": f"{losses[:, -1].mean():.4f}"}, refresh=False)
                 bar.update(n)
             if _is_save_point(step, t, target, sigterm.set):
                 spectra = None
                 if spectra_fn is not None:
-                    per_seed = [spectra_fn(cfg, _seed_state(states, r)) for r in range(len(seeds))]
+                    per_seed = [spectra_fn(cfg, _seed_state(local, r)) for r in range(len(seeds))]
                     spectra = {k: np.stack([p[k] for p in per_seed]) for k in (per_seed[0] or {})}
                 ckpt.save(step, states, meta, spectra)
             if sigterm.set:
@@ -259,7 +283,7 @@ def sweep(
         seed_cfg = dataclasses.replace(cfg, train=dataclasses.replace(t, seed=s))
         rec = summarize(d, seed_cfg, meta, [x / len(seeds) for x in rates])
         rec.update(sweep={"strategy": strategy, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
-        if step >= t.max_steps:
+        if step >= t.max_steps and _primary():
             (d / "final.json").write_text(json.dumps(rec, indent=2) + "\n")
         records.append(rec)
     return SweepResult(run_dir, cfg, seeds, strategy, states, records, wall, interrupted or step < t.max_steps)

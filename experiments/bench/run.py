@@ -328,7 +328,9 @@ def readme(doc: dict, json_name: str) -> str:
         L.append(f"| {k}{' (' + v['best'] + ')' if 'best' in v else ''} | {_fmt(v['value'], 2)} | "
                  f"{'yes' if v['met'] else '**no**'} | {short} |")
     L += ["", f"f32 matmul peak measured in this run: {_fmt(summ['peak_gflops'])} GFLOP/s "
-          "(MFU = model FLOPs/s divided by it).", "", "## Reference model, batch 16", "",
+          "(MFU = model FLOPs/s divided by it; measured in the same run, so a busy machine lowers both). "
+          "'vs PyTorch' divides by the faster of the two PyTorch thread settings.", "",
+          "## Reference model, batch 16", "",
           "| implementation | tokens/s | MFU | vs PyTorch |", "|---|---:|---:|---:|"]
     for k, row in ref.items():
         L.append(f"| {REF_ROWS[k]} | {_fmt(row['tokens_per_s'], 0)} | "
@@ -341,7 +343,7 @@ def readme(doc: dict, json_name: str) -> str:
           + (f" ({prof['overrides']}): " + ", ".join(f"{k} {100 * v:.0f}%" for k, v in prof["share"].items())
              + "." if prof else " (not measured in this run).")
           + " The random bits are threefry's rounds over a (B,H,T,T) uint32 array per layer for the "
-          "attention-dropout masks.",
+          "attention-dropout masks; the profiled step uses the default (unrolled) lowering.",
           "* **threefry on CPU**: JAX lowers its PRNG on CPU as a rolled `while` loop (one pass over the "
           "array per iteration); `mope_jax.perf.fast_cpu_threefry` (called by `make_train`) registers the "
           "unrolled lowering JAX uses on GPU/TPU: the same bits (tests/test_perf.py checks them against a Python "
@@ -383,9 +385,15 @@ def readme(doc: dict, json_name: str) -> str:
     if miss:
         L += ["", "## Missed targets", "",
               "Missed in this run: " + ", ".join(miss) + ". The measured values and the shortfall are in the "
-              "table above; what was tried is listed above. Not tried for lack of time: a custom VJP that "
-              "routes the weight-gradient matmuls to YNNPACK, bf16 matmuls (would change numerics), "
-              "fusing the attention into one kernel (Pallas is GPU/TPU only)."]
+              "table above."]
+        if any(k.startswith("sweep") for k in miss):
+            L.append("Seed sweeps: every `mope_jax.sweep` strategy (map, vmap, shard over 2 host devices) is in "
+                     f"[`{json_name[:-5]}.md`]({json_name[:-5]}.md) next to one-seed-at-a-time training; none "
+                     "was faster by 1.5x. Not tried: pinning each host device to its own core.")
+        if any(k.startswith(("mfu", "jax_vs")) for k in miss):
+            L.append("Reference step: tried as listed above. Not tried for lack of time: a custom VJP that routes "
+                     "the weight-gradient matmuls (XLA's Eigen dots) to YNNPACK, bf16 matmuls (would change "
+                     "numerics), a fused attention kernel (Pallas has no CPU backend).")
     return "\n".join(L) + "\n"
 
 

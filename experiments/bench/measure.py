@@ -81,6 +81,7 @@ def task_train(overrides: list[str], steps: int, reps: int, devices: int = 1, pr
 
     from mope_jax.config import apply_overrides
     from mope_jax.model import count_params
+    from mope_jax.perf import threefry_unrolled
     from mope_jax.presets import apply_variant, get_preset
     from mope_jax.train import make_train
 
@@ -123,7 +124,7 @@ def task_train(overrides: list[str], steps: int, reps: int, devices: int = 1, pr
         "n_params": count_params(state.params), "steps_per_call": steps,
         "step_s": s / steps, "tokens_per_s": tokens / s, "all_call_seconds": times,
         "flops_per_token": train_flops_per_token(mc.n_layer, mc.n_embd, mc.block_size, mc.vocab_size),
-        "compile_s": compile_s, "first_loss": first_loss,
+        "compile_s": compile_s, "first_loss": first_loss, "threefry_unrolled": threefry_unrolled(),
         "xla_temp_mb": getattr(mem, "temp_size_in_bytes", 0) / 2**20 if mem is not None else None,
         "xla_argument_mb": getattr(mem, "argument_size_in_bytes", 0) / 2**20 if mem is not None else None,
         "maxrss_mb": maxrss_mb(),

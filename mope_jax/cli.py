@@ -113,13 +113,24 @@ def cmd_sample(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from mope_jax.config import ConfigError
     from mope_jax.sweep import sweep
 
     cfg = build_config(args)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / f"sweep-{cfg.name.replace('/', '-')}"
     print(f"sweep dir: {run_dir}  (config: {cfg.name}, seeds {seeds}, strategy {args.strategy})")
-    res = sweep(cfg, seeds, run_dir, strategy=args.strategy, progress=not args.no_progress, stop_after=args.stop_after)
+    grid = {}
+    for item in args.grid or []:
+        key, _, values = item.partition("=")
+        if not values:
+            raise ConfigError(f"--grid {item!r}: write it as train.lr=1e-3,3e-3")
+        try:
+            grid[key] = [float(v) for v in values.split(",")]
+        except ValueError:
+            raise ConfigError(f"--grid {item!r}: values must be numbers, e.g. train.lr=1e-3,3e-3") from None
+    res = sweep(cfg, seeds, run_dir, grid=grid, strategy=args.strategy, progress=not args.no_progress,
+                stop_after=args.stop_after)
     if res.interrupted:
         print("stopped; run the same command again to resume")
         return 0
@@ -226,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=4, help="number of seeds (default 4)")
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
+    p.add_argument("--grid", action="append", metavar="train.FIELD=V1,V2",
+                   help="also sweep a shape-free train field inside the same program (lr, weight_decay, "
+                        "grad_clip); repeatable")
     p.add_argument("--run-dir", default=None)
     p.add_argument("--stop-after", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")

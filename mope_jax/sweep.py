@@ -35,6 +35,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from mope_jax.config import Config
 from mope_jax.train import (
+    GRID_FIELDS,
     TrainingError,
     _boundaries,
     _default_hook,
@@ -69,6 +70,27 @@ def choose_strategy(num_seeds: int, strategy: str = "auto") -> str:
 def seed_mesh() -> jax.sharding.Mesh:
     """A 1-D mesh over every device (all processes under jax.distributed), axis 'seed'."""
     return jax.make_mesh((jax.device_count(),), (SEED_AXIS,), axis_types=(jax.sharding.AxisType.Auto,))
+
+
+def grid_runs(seeds: Sequence[int], grid: dict[str, Sequence[float]] | None) -> list[tuple[dict[str, float], int]]:
+    """Every (hyper-parameters, seed) of a sweep: the product of the grid's values, each with
+    every seed. Grid keys are train fields that do not change shapes (``GRID_FIELDS``), with or
+    without the ``train.`` prefix."""
+    grid = {k.removeprefix("train."): [float(v) for v in vs] for k, vs in (grid or {}).items()}
+    bad = sorted(set(grid) - set(GRID_FIELDS))
+    if bad:
+        raise TrainingError(f"cannot sweep {bad} inside one program; grid keys must be among "
+                            f"{', '.join('train.' + f for f in GRID_FIELDS)}")
+    combos = [dict()]
+    for k, vs in grid.items():
+        if not vs:
+            raise TrainingError(f"grid train.{k} has no values")
+        combos = [c | {k: v} for c in combos for v in vs]
+    return [(c, int(sd)) for c in combos for sd in seeds]
+
+
+def run_label(hp: dict[str, float]) -> str:
+    return ",".join(f"{k}={v:g}" for k, v in hp.items())
 
 
 def seed_keys(seeds: Sequence[int]) -> jax.Array:
@@ -151,12 +173,17 @@ def sweep(
     seeds: Sequence[int],
     run_dir: str | Path,
     *,
+    grid: dict[str, Sequence[float]] | None = None,
     strategy: str = "auto",
     progress: bool = True,
     stop_after: int | None = None,
     log: Callable[[str], None] = print,
 ) -> SweepResult:
-    """Train ``cfg`` for every seed in ``seeds`` at once, resumable, one record per seed."""
+    """Train ``cfg`` for every seed in ``seeds`` (and every point of ``grid``, e.g.
+    ``{"train.lr": [1e-3, 3e-3]}``) at once, resumable, one record per run.
+
+    Run r of the program equals ``run`` of cfg with that seed and those train fields. Records go
+    to ``run_dir/seed<s>/`` (``run_dir/<lr=...>/seed<s>/`` with a grid)."""
     from mope_jax.checkpoint import Checkpointer
 
     seeds = [int(s) for s in seeds]
@@ -166,12 +193,13 @@ def sweep(
     cfg, corpus = prepare(cfg)
     t = cfg.train
     _boundaries(t)
-    strategy = choose_strategy(len(seeds), strategy)
+    runs = grid_runs(seeds, grid)
+    R = len(runs)
+    strategy = choose_strategy(R, strategy)
     mesh = seed_mesh() if strategy == "shard" else None
-    if mesh is not None and len(seeds) % mesh.size:
-        raise TrainingError(f"strategy 'shard' needs the number of seeds ({len(seeds)}) to be a multiple of the "
-                            f"device count ({mesh.size}); use --seeds {mesh.size * -(-len(seeds) // mesh.size)} or "
-                            "--strategy map")
+    if mesh is not None and R % mesh.size:
+        raise TrainingError(f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
+                            f"device count ({mesh.size}); change --seeds or use --strategy map")
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     trainer = make_train(cfg)
@@ -182,7 +210,7 @@ def sweep(
         # run() uses PRNGKey(train.seed) as the key of trainer.init
         return trainer.init(key)
 
-    keys = seed_keys(seeds)
+    keys = seed_keys([sd for _, sd in runs])
     init_all = over_seeds(lambda k: init_one(k), strategy if strategy != "sequential" else "map", mesh)
     steps_cache: dict[int, Callable] = {}
 
@@ -193,17 +221,20 @@ def sweep(
 
     eval_all = over_seeds(trainer.evaluate, strategy, mesh)
     meta = {
-        "config": cfg.to_dict(), "seeds": seeds, "strategy": strategy, "vocab": list(corpus.vocab),
+        "config": cfg.to_dict(), "seeds": seeds, "runs": [[hp, sd] for hp, sd in runs], "strategy": strategy,
+        "vocab": list(corpus.vocab),
         "corpus": corpus.meta, "causality": causality_record(cfg), "env": environment(),
     }
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
-    seed_dirs = [run_dir / f"seed{s}" for s in seeds]
+    run_cfgs = [dataclasses.replace(cfg, name=cfg.name + (f"[{run_label(hp)}]" if hp else ""),
+                                    train=dataclasses.replace(t, seed=sd, **hp)) for hp, sd in runs]
+    seed_dirs = [run_dir / run_label(hp) / f"seed{sd}" if hp else run_dir / f"seed{sd}" for hp, sd in runs]
     for d in seed_dirs:
         d.mkdir(parents=True, exist_ok=True)
     if ckpt.latest_step() is not None:
         saved_meta = ckpt.read_meta()
-        if saved_meta["seeds"] != seeds or Config.from_dict(saved_meta["config"]) != cfg:
-            raise TrainingError(f"{run_dir} holds a sweep with other seeds or config; use a new --run-dir")
+        if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])) or Config.from_dict(saved_meta["config"]) != cfg:
+            raise TrainingError(f"{run_dir} holds a sweep with other seeds, grid or config; use a new --run-dir")
         abstract = jax.eval_shape(init_all, _place(keys, strategy, mesh))
         if mesh is not None:
             abstract = jax.tree_util.tree_map(
@@ -216,6 +247,10 @@ def sweep(
         log(f"resuming sweep {run_dir} from step {step}")
     else:
         states = init_all(_place(keys, strategy, mesh))
+        if grid:
+            hps = {f: jnp.asarray([float(hp.get(f, getattr(t, f))) for hp, _ in runs], jnp.float32)
+                   for f in GRID_FIELDS}
+            states = states.replace(hparams=_place(hps, strategy, mesh))
         step = 0
         for d in seed_dirs:
             if _primary():
@@ -224,13 +259,13 @@ def sweep(
     meta["num_params"] = n_params
 
     target = t.max_steps if stop_after is None else min(t.max_steps, stop_after)
-    tokens_per_step = t.batch_size * cfg.model.block_size * len(seeds)
+    tokens_per_step = t.batch_size * cfg.model.block_size * R
     rates, interrupted, t_start = [], False, time.perf_counter()
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=t.max_steps, initial=step, unit="step", desc=f"{len(seeds)} seeds [{strategy}]")
+        bar = tqdm(total=t.max_steps, initial=step, unit="step", desc=f"{R} runs [{strategy}]")
     with _SigtermFlag() as sigterm:
         while step < target:
             n = _next_boundary(step, t) - step
@@ -253,11 +288,11 @@ def sweep(
             for r, d in enumerate(seed_dirs):
                 rec = {"step": step, "loss": float(losses[r].mean()), "lr": float(m["lr"][r, -1]),
                        "grad_norm": float(m["grad_norm"][r].mean()),
-                       "tokens_per_s": rates[-1] / len(seeds), "seconds": dt}
+                       "tokens_per_s": rates[-1] / R, "seconds": dt}
                 if ev is not None:
                     rec.update(eval_train=ev["train"][r], eval_val=ev["val"][r])
                     if summary_fn is not None:
-                        rec.update(summary_fn(cfg, _seed_state(local, r)))
+                        rec.update(summary_fn(run_cfgs[r], _seed_state(local, r)))
                 if _primary():
                     with (d / "metrics.jsonl").open("a") as f:
                         f.write(json.dumps(rec) + "\n")
@@ -267,7 +302,7 @@ def sweep(
             if _is_save_point(step, t, target, sigterm.set):
                 spectra = None
                 if spectra_fn is not None:
-                    per_seed = [spectra_fn(cfg, _seed_state(local, r)) for r in range(len(seeds))]
+                    per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
                     spectra = {k: np.stack([p[k] for p in per_seed]) for k in (per_seed[0] or {})}
                 ckpt.save(step, states, meta, spectra)
             if sigterm.set:
@@ -279,9 +314,8 @@ def sweep(
     ckpt.close()
     wall = time.perf_counter() - t_start
     records = []
-    for r, (s, d) in enumerate(zip(seeds, seed_dirs)):
-        seed_cfg = dataclasses.replace(cfg, train=dataclasses.replace(t, seed=s))
-        rec = summarize(d, seed_cfg, meta, [x / len(seeds) for x in rates])
+    for r, (run_cfg, d) in enumerate(zip(run_cfgs, seed_dirs)):
+        rec = summarize(d, run_cfg, meta, [x / R for x in rates])
         rec.update(sweep={"strategy": strategy, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
         if step >= t.max_steps and _primary():
             (d / "final.json").write_text(json.dumps(rec, indent=2) + "\n")
@@ -297,19 +331,24 @@ def _seed_state(states, r: int):
     return jax.tree_util.tree_map(lambda x: x[r], states)
 
 
-def load_seed(run_dir: str | Path, seed: int, step: int | None = None):
-    """Restore one seed's (config, state) from a sweep checkpoint, on whatever devices exist."""
+def load_seed(run_dir: str | Path, seed: int, step: int | None = None, *, hparams: dict[str, float] | None = None):
+    """Restore one run's (config, state) from a sweep checkpoint, on whatever devices exist.
+    With a grid, ``hparams`` picks the grid point (e.g. ``{"lr": 1e-3}``)."""
     from mope_jax.checkpoint import Checkpointer
 
     with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
         meta = ckpt.read_meta(step)
         cfg = Config.from_dict(meta["config"])
-        seeds = meta["seeds"]
-        if seed not in seeds:
-            raise TrainingError(f"seed {seed} is not in this sweep (seeds {seeds})")
+        runs = [(hp, sd) for hp, sd in meta["runs"]]
+        want = {k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
+        matches = [r for r, (hp, sd) in enumerate(runs) if sd == seed and hp == want]
+        if not matches:
+            raise TrainingError(f"no run with seed {seed} and hparams {want} in this sweep; it holds "
+                                f"{[(run_label(hp) or 'default', sd) for hp, sd in runs]}")
         trainer = make_train(cfg)
         one = jax.eval_shape(trainer.init, jax.random.PRNGKey(0))
-        abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(seeds),) + a.shape, a.dtype), one)
+        abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
         states, _ = ckpt.restore(abstract, step)
-    seed_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
-    return seed_cfg, _seed_state(states, seeds.index(seed))
+    hp = runs[matches[0]][0]
+    run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed, **hp))
+    return run_cfg, _seed_state(states, matches[0])

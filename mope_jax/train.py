@@ -58,6 +58,16 @@ class TrainState:
     params: Params
     opt_state: optax.OptState
     key: PRNGKey  # base key, uint32 (2,)
+    # train.lr / weight_decay / grad_clip as f32 scalars, read by every step: a sweep can give
+    # each run of one compiled program its own values (GRID_FIELDS).
+    hparams: dict[str, Array]
+
+
+GRID_FIELDS = ("lr", "weight_decay", "grad_clip")
+
+
+def initial_hparams(cfg: Config) -> dict[str, Array]:
+    return {f: jnp.asarray(getattr(cfg.train, f), jnp.float32) for f in GRID_FIELDS}
 
 
 # --------------------------------------------------------------------------- optimiser
@@ -90,11 +100,26 @@ def decay_mask(cfg: Config, params: Params) -> Params:
     return jax.tree_util.tree_map_with_path(rule, params)
 
 
-def make_optimizer(cfg: Config, params: Params) -> optax.GradientTransformation:
+def unit_schedule(cfg: Config) -> optax.Schedule:
+    """The lr schedule divided by train.lr (peak 1); the step multiplies it by hparams["lr"]."""
     t = cfg.train
+    return optax.warmup_cosine_decay_schedule(
+        init_value=0.0, peak_value=1.0, warmup_steps=t.warmup_steps,
+        decay_steps=max(t.max_steps, t.warmup_steps + 1), end_value=t.min_lr / t.lr if t.lr else 0.0,
+    )
+
+
+def make_optimizer(cfg: Config, params: Params, hparams: dict[str, Array] | None = None) -> optax.GradientTransformation:
+    """Clip + AdamW. With ``hparams`` (traced scalars from the train state), lr, weight decay and
+    the clip norm come from there instead of the config."""
+    t = cfg.train
+    if hparams is None:
+        hparams = {f: getattr(t, f) for f in GRID_FIELDS}
+    unit = unit_schedule(cfg)
     return optax.chain(
-        optax.clip_by_global_norm(t.grad_clip),
-        optax.adamw(lr_schedule(cfg), b1=t.beta1, b2=t.beta2, weight_decay=t.weight_decay, mask=decay_mask(cfg, params)),
+        optax.clip_by_global_norm(hparams["grad_clip"]),
+        optax.adamw(lambda count: hparams["lr"] * unit(count), b1=t.beta1, b2=t.beta2,
+                    weight_decay=hparams["weight_decay"], mask=decay_mask(cfg, params)),
     )
 
 
@@ -124,13 +149,14 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
     model = GPT(cfg.model)
     t = cfg.train
     bsz, T = t.batch_size, cfg.model.block_size
-    schedule = lr_schedule(cfg)
+    unit = unit_schedule(cfg)
 
     def init(key: PRNGKey) -> TrainState:
         init_key, run_key = jax.random.split(key)
         params = init_params(cfg.model, init_key)
         tx = make_optimizer(cfg, params)
-        return TrainState(step=jnp.zeros((), jnp.int32), params=params, opt_state=tx.init(params), key=run_key)
+        return TrainState(step=jnp.zeros((), jnp.int32), params=params, opt_state=tx.init(params), key=run_key,
+                          hparams=initial_hparams(cfg))
 
     def loss(params: Params, x: Array, y: Array, dropout_key: PRNGKey | None) -> Array:
         """Cross-entropy; in training plus every value a module sowed into ``aux_loss``
@@ -144,7 +170,7 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         return cross_entropy(logits, y) + penalty
 
     def one_step(state: TrainState, data: Array) -> tuple[TrainState, dict[str, Array]]:
-        tx = make_optimizer(cfg, state.params)
+        tx = make_optimizer(cfg, state.params, state.hparams)
         step_key = jax.random.fold_in(state.key, state.step)
         batch_key, dropout_key = jax.random.split(step_key)
         x, y = sample_batch(batch_key, data, bsz, T)
@@ -153,7 +179,7 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = {"loss": value, "grad_norm": optax.tree.norm(grads), "lr": schedule(state.step)}
+        metrics = {"loss": value, "grad_norm": optax.tree.norm(grads), "lr": state.hparams["lr"] * unit(state.step)}
         return state.replace(step=state.step + 1, params=params, opt_state=opt_state), metrics
 
     def train_steps(state: TrainState, data: Array, n_steps: int):

@@ -72,3 +72,20 @@ def test_interrupted_sweep_resumes_identically_and_one_seed_restores(tmp_path, s
     assert seed_cfg.train.seed == 1
     for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(singles[1].state.params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_hyperparameter_grid_runs_in_one_program_and_equals_single_runs(tmp_path):
+    grid = {"train.lr": [1e-3, 4e-3], "train.weight_decay": [0.0, 0.1]}
+    res = sweep(cfg_for(), [0], tmp_path / "grid", grid=grid, strategy="map", progress=False)
+    assert len(res.records) == 4
+    for lr, wd in [(1e-3, 0.0), (4e-3, 0.1)]:
+        single = run(cfg_for(f"train.lr={lr}", f"train.weight_decay={wd}"), tmp_path / f"s{lr}{wd}", progress=False)
+        rec = next(r for r in res.records if r["config"]["train"]["lr"] == lr and r["config"]["train"]["weight_decay"] == wd)
+        assert rec["final_val_loss"] == single.final["final_val_loss"] and rec["curve"] == single.final["curve"]
+        _, state = load_seed(tmp_path / "grid", 0, hparams={"lr": lr, "weight_decay": wd})
+        for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(single.state.params)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    losses = {r["final_val_loss"] for r in res.records}
+    assert len(losses) == 4  # the grid points really differ
+    with pytest.raises(Exception, match="cannot sweep"):
+        sweep(cfg_for(), [0], tmp_path / "bad", grid={"model.n_layer": [1, 2]}, progress=False)

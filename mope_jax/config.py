@@ -84,7 +84,6 @@ class ModelConfig:
     kernel_w0: float = 6.0  # Morlet w0
     conv_impl: str = "fft"  # fft (zero-padded to 2T) | toeplitz | direct
 
-
     @property
     def head_dim(self) -> int:
         return self.n_embd // self.n_head

@@ -32,21 +32,28 @@ def header(title: str, wall_s: float) -> dict[str, Any]:
     }
 
 
-def write(name: str, payload: dict[str, Any], markdown: str) -> tuple[Path, Path]:
-    """results/paper_b/<name>.json and .md; the markdown starts with command, date, machine."""
+def write(name: str, payload: dict[str, Any], render) -> tuple[Path, Path]:
+    """results/paper_b/<name>.json, then the files ``render(payload, json_path)`` makes of it (the
+    same function ``mope-jax report --regenerate`` calls; payload["renderer"] names it)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     js = RESULTS / f"{name}.json"
     js.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
+    for fname, text in render(json.loads(js.read_text()), js).items():
+        (js.parent / fname).write_text(text)
+    return js, js.with_suffix(".md")
+
+
+def top(payload: dict[str, Any], json_path: Path) -> str:
+    """The head of every paper-B markdown: command, date, machine, where the numbers come from."""
+    from mope_jax.analysis.report import rendered_note
+
     env = payload["env"]
-    top = (f"# {payload['title']}\n\n"
-           f"- command: `{payload['command']}`\n- date (UTC): {payload['date_utc']}\n"
-           f"- wall time: {payload['wall_seconds']} s\n"
-           f"- machine: {env['platform']}, {env['cpu_count']} CPUs, backend {env['backend']} "
-           f"({env['device']}), jax {env['jax']}, flax {env['flax']}, commit {env['git_commit']}\n"
-           f"- raw numbers: `{js.name}`\n\n")
-    md = RESULTS / f"{name}.md"
-    md.write_text(top + markdown)
-    return js, md
+    return (f"# {payload['title']}\n\n"
+            f"- command: `{payload['command']}`\n- date (UTC): {payload['date_utc']}\n"
+            f"- wall time: {payload['wall_seconds']} s\n"
+            f"- machine: {env['platform']}, {env['cpu_count']} CPUs, backend {env['backend']} "
+            f"({env['device']}), jax {env['jax']}, flax {env['flax']}, commit {env['git_commit']}\n"
+            f"- raw numbers: `{Path(json_path).name}`\n\n{rendered_note(payload, json_path)}\n\n")
 
 
 def config_from_record(d: dict):
@@ -86,17 +93,13 @@ def load_sweep_seeds(run_dir: Path, seeds):
 
 
 def t_interval(x, level: float = 0.95) -> dict[str, float]:
-    """mean, sd and the two-sided t-interval of the mean of samples x."""
-    from scipy import stats
+    """mean, sd and the two-sided t-interval of the mean of samples x (mope_jax.analysis.stats)."""
+    from mope_jax.analysis.stats import summarize
 
-    x = np.asarray(x, np.float64)
-    n = len(x)
-    mean = float(x.mean())
-    if n < 2:
-        return {"mean": mean, "sd": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": n}
-    sd = float(x.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return {"mean": mean, "sd": sd, "lo": mean - half, "hi": mean + half, "n": n}
+    s = summarize(x, confidence=level)
+    if s.n < 2:
+        return {"mean": s.mean, "sd": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": s.n}
+    return {"mean": s.mean, "sd": s.std, "lo": s.ci_low, "hi": s.ci_high, "n": s.n}
 
 
 def plt():

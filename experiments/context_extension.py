@@ -187,12 +187,12 @@ def main(argv=None):
     energy = energies(states, corpora, sc["seeds"][0])
     wall = time.perf_counter() - t0
     payload = pb.header("Paper B: RoPE context extension on language vs arithmetic", wall) | {
-        "scale": args.scale, "methods": METHODS, "factors": FACTORS, "tasks": results, "energy": energy,
+        "renderer": "experiments/context_extension.py:render", "scale": args.scale, "methods": METHODS, "factors": FACTORS, "tasks": results, "energy": energy,
         "notes": "evaluation-time overrides of one checkpoint per seed; no fine-tuning at the new length",
     }
     name = "context_extension" if args.scale == "cpu" else f"context_extension_{args.scale}"
     plot(payload, name)
-    pb.write(name, payload, markdown(payload, name))
+    pb.write(name, payload, render)
 
 
 def summarise(per_seed: list[dict]) -> dict:
@@ -255,6 +255,12 @@ def _fmt(ci) -> str:
     return f"{ci['mean']:.3f}"
 
 
+def render(payload: dict, json_path: Path) -> dict[str, str]:
+    """``<name>.md`` from ``<name>.json`` alone (``mope-jax report --regenerate``)."""
+    name = Path(json_path).stem
+    return {f"{name}.md": pb.top(payload, json_path) + markdown(payload, name)}
+
+
 def markdown(payload, name) -> str:
     lines = ["Evaluation-time context extension of tiny RoPE models (2 layers, width 64, 2 heads, D = 32); "
              "no fine-tuning at the longer length. Cells: mean +- sd [95% t-interval] over seeds.\n"]
@@ -269,7 +275,7 @@ def markdown(payload, name) -> str:
             hdr += " | " + " | ".join(f"answer acc @ {s}x" for s in FACTORS)
             hdr += " | " + " | ".join(f"leaf acc @ {s}x" for s in FACTORS)
         lines += [hdr + " |", "|" + "---|" * (hdr.count("|"))]
-        summ = t["summary"]
+        summ = summarise(t["seeds"])  # from the per-seed values
         for m in METHODS:
             row = f"| {m} | " + " | ".join(_fmt(summ["loss"][f"{m}@{s}"]) for s in FACTORS)
             row += " | " + " | ".join(_fmt(summ["loss_beyond_L"][f"{m}@{s}"]) for s in FACTORS[1:])

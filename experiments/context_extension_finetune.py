@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -105,18 +106,28 @@ def main(argv=None):
                                                          max_new=ce.MAX_NEW, vocab=corpus.vocab, batch=ce.EVAL_BATCH)
                 per_seed.append(rec)
                 print(task, rule, rec["loss"], rec.get("answer"), flush=True)
-            summ = {"loss": pb.t_interval([r["loss"] for r in per_seed]),
-                    "loss_beyond_L": pb.t_interval([r["loss_beyond_L"] for r in per_seed])}
-            if task == "arithmetic":
-                summ["accuracy"] = pb.t_interval([r["answer"]["accuracy"] for r in per_seed])
-                summ["leaf_accuracy"] = pb.t_interval([r["answer"]["leaf_accuracy"] for r in per_seed])
-            res[rule] = {"seeds": per_seed, "summary": summ}
+            res[rule] = {"seeds": per_seed, "summary": summarise(per_seed)}
         out[task] = {"train_length": L, "eval_length": FACTOR * L, "rules": res}
     wall = time.perf_counter() - t0
     payload = pb.header("Paper B: context extension with a short fine-tune at 2x length (none vs PI)", wall) | {
-        "scale": args.scale, "finetune_steps": steps, "factor": FACTOR, "tasks": out}
+        "renderer": "experiments/context_extension_finetune.py:render", "scale": args.scale, "finetune_steps": steps, "factor": FACTOR, "tasks": out}
     name = "context_extension_finetune" if args.scale == "cpu" else f"context_extension_finetune_{args.scale}"
-    pb.write(name, payload, markdown(payload))
+    pb.write(name, payload, render)
+
+
+def summarise(per_seed: list[dict]) -> dict:
+    summ = {"loss": pb.t_interval([r["loss"] for r in per_seed]),
+            "loss_beyond_L": pb.t_interval([r["loss_beyond_L"] for r in per_seed])}
+    if "answer" in per_seed[0]:
+        summ["accuracy"] = pb.t_interval([r["answer"]["accuracy"] for r in per_seed])
+        summ["leaf_accuracy"] = pb.t_interval([r["answer"]["leaf_accuracy"] for r in per_seed])
+    return summ
+
+
+def render(payload: dict, json_path) -> dict[str, str]:
+    """``<name>.md`` from ``<name>.json`` alone (``mope-jax report --regenerate``)."""
+    name = Path(json_path).stem
+    return {f"{name}.md": pb.top(payload, json_path) + markdown(payload)}
 
 
 def markdown(payload) -> str:
@@ -126,7 +137,7 @@ def markdown(payload) -> str:
              "|---|---|---|---|---|---|"]
     for task, t in payload["tasks"].items():
         for rule, r in t["rules"].items():
-            s = r["summary"]
+            s = summarise(r["seeds"])  # from the per-seed values
             acc = ce._fmt(s["accuracy"]) if "accuracy" in s else "-"
             leaf = ce._fmt(s["leaf_accuracy"]) if "leaf_accuracy" in s else "-"
             lines.append(f"| {task} (L = {t['train_length']}) | {rule} | {ce._fmt(s['loss'])} | "

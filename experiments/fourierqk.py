@@ -174,7 +174,18 @@ def write_results(result: dict, out_dir: Path, scale: str, tag: str = "") -> tup
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = f"fourierqk_{scale}" + (f"_{tag}" if tag else "")
     jpath, mpath = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
+    result = {"renderer": "experiments/fourierqk.py:render", **result}
     jpath.write_text(json.dumps(result, indent=2) + "\n")
+    mpath.write_text(render(json.loads(jpath.read_text()), jpath)[mpath.name])
+    return jpath, mpath
+
+
+def render(result: dict, jpath: Path) -> dict[str, str]:
+    """``fourierqk_<scale>[_<tag>].md`` from its JSON alone (``mope-jax report --regenerate``)."""
+    from mope_jax.analysis.report import rendered_note
+
+    jpath = Path(jpath)
+    scale = result["scale"]
     rows = result["rows"]
     base = rows.get("learned")
     env = result["env"]
@@ -187,6 +198,7 @@ def write_results(result: dict, out_dir: Path, scale: str, tag: str = "") -> tup
          f"{result['config']['model']['n_layer']} layers x {result['config']['model']['n_head']} heads; "
          f"{result['config']['train']['max_steps']} steps x {result['config']['train']['batch_size']} windows; "
          f"seeds {result['seeds']}; TinyShakespeare char level. Raw numbers: `{jpath.name}`.", "",
+         rendered_note(result, jpath), "",
          "Val loss in nats/char at the last step (mean +- std over seeds, 95% t-interval); Delta = paired "
          "difference to the baseline (same seeds, same batches). Gap = loss(shuffled val) - loss(val), seed 0. "
          "Audit = measured on the seed-0 trained parameters (relative leak max_{s>t}|d out_t/d in_s| / "
@@ -250,8 +262,7 @@ def write_results(result: dict, out_dir: Path, scale: str, tag: str = "") -> tup
                          f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
                          f"{_fmt_ci(d)}; shuffled gap {rows[v]['diag']['shuffled']['gap']:.3f} vs baseline "
                          f"{base['diag']['shuffled']['gap']:.3f}.")
-    mpath.write_text("\n".join(L) + "\n")
-    return jpath, mpath
+    return {jpath.with_suffix(".md").name: "\n".join(L) + "\n"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -206,7 +206,7 @@ def main(argv=None):
     theta = np.asarray(rope_frequencies(mc.head_dim, mc.rope_base), np.float64).tolist()
     learned = [r for r in runs if r["copy_accuracy"] >= 0.9]
     payload = pb.header(f"Paper B: frequency matching on block data ({args.task} task; theta* = c / W)", wall) | {
-        "scale": args.scale, "task": args.task, "config": get_config(args.scale, values[0], args.task).to_dict(),
+        "renderer": "experiments/freq_matching.py:render", "scale": args.scale, "task": args.task, "config": get_config(args.scale, values[0], args.task).to_dict(),
         "theta": theta, "W_definition": W_DEF[args.task], "fit": fit,
         "fit_learned_only": fit_law(learned) if len(learned) >= 2 else None,
         "runs": runs, "paper": {"c": 3.02, "theory": math.pi},
@@ -214,7 +214,7 @@ def main(argv=None):
     base = "freq_matching" if args.task == "copy" else "freq_matching_repeat"
     name = base if args.scale == "cpu" else f"{base}_{args.scale}"  # smoke: not committed
     plots(runs, theta, args.scale, values, s["seeds"][0], args.task, name)
-    pb.write(name, payload, markdown(payload, name))
+    pb.write(name, payload, render)
     print(json.dumps(fit, indent=2))
 
 
@@ -264,9 +264,9 @@ def fit_law(runs: list[dict]) -> dict:
             n = len(y)
             s2 = float(resid @ resid) / max(n - 2, 1)
             cov = s2 * np.linalg.inv(A.T @ A)
-            from scipy import stats
+            from mope_jax.analysis.stats import t_quantile
 
-            half = float(stats.t.ppf(0.975, max(n - 2, 1))) * math.sqrt(cov[0, 0])
+            half = t_quantile(0.975, max(n - 2, 1)) * math.sqrt(cov[0, 0])
             out[key].update(slope=float(coef[0]), slope_lo=float(coef[0] - half), slope_hi=float(coef[0] + half),
                             intercept=float(coef[1]), c_free=float(math.exp(coef[1])),
                             r2=float(1 - (resid @ resid) / max(((y - y.mean()) ** 2).sum(), 1e-30)))
@@ -331,8 +331,18 @@ def plots(runs, theta, scale, values, seed0, task, name):
     fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}_spectra.png", dpi=130), plt.close(fig)
 
 
+def render(payload: dict, json_path: Path) -> dict[str, str]:
+    """``<name>.md`` from ``<name>.json`` alone (``mope-jax report --regenerate``)."""
+    name = Path(json_path).stem
+    return {f"{name}.md": pb.top(payload, json_path) + markdown(payload, name)}
+
+
 def markdown(payload: dict, name: str) -> str:
-    runs, fit = payload["runs"], payload["fit"]
+    """The fits are recomputed from the per-run values (``fit_law``), as ``main`` computed them."""
+    runs = payload["runs"]
+    fit = fit_law(runs)
+    learned = [r for r in runs if r["copy_accuracy"] >= 0.9]
+    fit_learned = fit_law(learned) if len(learned) >= 2 else None
     steps = payload["config"]["train"]["max_steps"]
     lines = [f"Task: **{payload['task']}**. {payload['W_definition']}.\n",
              "Model: 2 layers, width 64, 2 heads (D = 32, 16 RoPE frequencies, base 1e4), "
@@ -361,8 +371,8 @@ def markdown(payload: dict, name: str) -> str:
     lines.append("")
     fits = [("all runs, all heads (primary)", fit, "log_theta_eff"),
             ("all runs, lowest-entropy head", fit, "log_theta_eff_sharpest_head")]
-    if payload.get("fit_learned_only"):
-        fits.append(("runs that learned the copy only, all heads", payload["fit_learned_only"], "log_theta_eff"))
+    if fit_learned:
+        fits.append(("runs that learned the copy only, all heads", fit_learned, "log_theta_eff"))
     for label, fd, key in fits:
         f = fd[key]
         ci = f"({f['c_lo']:.3f}, {f['c_hi']:.3f})" if f.get("c_lo") is not None else "(n/a)"

@@ -22,8 +22,9 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_a import RESULTS  # noqa: E402
+from paper_a import RESULTS, write_rendered  # noqa: E402
 
+from mope_jax.analysis.report import rendered_note  # noqa: E402
 from mope_jax.analysis.spectra import write_json  # noqa: E402
 from mope_jax.attention.morlet_rope import morlet_rope_scores  # noqa: E402
 
@@ -73,20 +74,27 @@ def main(argv=None):
             rows.append({"T": t, "impl": kind, "groups": groups, "temp_bytes": tb, "score_array_bytes": score,
                          "temp_in_score_arrays": tb / score})
             print(rows[-1])
-    payload = {"shapes": {"B": 1, "H": 8, "D": 32, "F": 16}, "rows": rows, "seconds": time.perf_counter() - t0}
+    payload = {"renderer": "experiments/morlet_rope_memory.py:render", "shapes": {"B": 1, "H": 8, "D": 32, "F": 16},
+               "rows": rows, "seconds": time.perf_counter() - t0}
     stem = RESULTS / "morlet_rope_memory"
     write_json(stem.with_suffix(".json"), payload, command=command)
-    from mope_jax.train import environment
+    write_rendered(stem.with_suffix(".json"), render)
 
-    env = environment()
+
+def render(p: dict, json_path: Path) -> dict[str, str]:
+    """``morlet_rope_memory.md`` from its JSON alone (``mope-jax report --regenerate``)."""
+    env, sh = p["env"], p["shapes"]
+    date = p["date_utc"][:16].replace("T", " ") + " UTC"
     lines = ["# Morlet-RoPE memory (compile-only)", "",
-             f"Made by `{command.strip()}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+             f"Made by `{p['command'].strip()}` on {date}, "
              f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}. "
-             "B=1, H=8, D=32 (F=16). Temporaries of jit(grad(sum(sin(scores)))) in units of one (B,H,T,S) float32 "
-             "array.", "", "| T | implementation | sigma groups G | temp bytes | in score arrays |", "|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['T']} | {r['impl']} | {r['groups']} | {r['temp_bytes']:,} | {r['temp_in_score_arrays']:.2f} |")
-    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+             f"B={sh['B']}, H={sh['H']}, D={sh['D']} (F={sh['F']}). Temporaries of jit(grad(sum(sin(scores)))) in "
+             "units of one (B,H,T,S) float32 array.", "", rendered_note(p, json_path), "",
+             "| T | implementation | sigma groups G | temp bytes | in score arrays |", "|---|---|---|---|---|"]
+    for r in p["rows"]:
+        lines.append(f"| {r['T']} | {r['impl']} | {r['groups']} | {r['temp_bytes']:,} | "
+                     f"{r['temp_bytes'] / r['score_array_bytes']:.2f} |")
+    return {Path(json_path).with_suffix(".md").name: "\n".join(lines) + "\n"}
 
 
 if __name__ == "__main__":

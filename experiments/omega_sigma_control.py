@@ -37,9 +37,10 @@ import jax
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_a import CORPUS, RESULTS, t_interval, train_seeds
+from paper_a import CORPUS, RESULTS, t_interval, train_seeds, write_rendered
 
 from mope_jax.analysis import spectra
+from mope_jax.analysis.report import rendered_note
 from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
 from mope_jax.encodings.morlet import clamp_paper, morlet_init
 from mope_jax.presets import apply_variant
@@ -140,27 +141,32 @@ def main(argv=None):
               f"sigma [{s['mope_sigma_min']:.2f}, {s['mope_sigma_max']:.2f}], val {s['val_loss']:.4f}")
     plot = RESULTS / f"omega_sigma_control_{args.scale}.png"
     spectra.plot_sigma_omega(plot, panels)
-    payload = {"scale": args.scale, "seeds": seeds, "schedule": sched, "config": base.to_dict(),
+    payload = {"renderer": "experiments/omega_sigma_control.py:render", "scale": args.scale, "seeds": seeds, "schedule": sched, "config": base.to_dict(),
                "reference_decay_only": reference_decay_prediction(), "cells": cells,
                "total_seconds": time.perf_counter() - t_start, "plot": plot.name}
     stem = RESULTS / f"omega_sigma_control_{args.scale}"
     spectra.write_json(stem.with_suffix(".json"), payload, command=command)
-    stem.with_suffix(".md").write_text(render_markdown(payload, command))
+    write_rendered(stem.with_suffix(".json"), render)
     print(f"wrote {stem}.json, .md, .png ({payload['total_seconds']:.0f}s)")
 
 
-def render_markdown(p: dict, command: str) -> str:
-    from mope_jax.train import environment
+def render(p: dict, json_path: Path) -> dict[str, str]:
+    """``omega_sigma_control_<scale>.md`` from its JSON alone (``mope-jax report --regenerate``)."""
+    return {Path(json_path).with_suffix(".md").name: render_markdown(p, json_path)}
 
-    env = environment()
-    m, t = p["config"]["model"], p["config"]["train"]
+
+def render_markdown(p: dict, json_path: Path) -> str:
+    env, m, t = p["env"], p["config"]["model"], p["config"]["train"]
     r = p["reference_decay_only"]
+    date = p["date_utc"][:16].replace("T", " ") + " UTC"  # 2026-11-29T13:22:41+00:00 -> 2026-11-29 13:22 UTC
     lines = [
         f"# omega sigma = 5: data or setup? Scale `{p['scale']}`",
         "",
-        f"Made by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {env['platform']} "
+        f"Made by `{p['command'].strip()}` on {date}, {env['platform']} "
         f"({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}; "
         f"{p['total_seconds']:.0f} s in all.",
+        "",
+        rendered_note(p, json_path),
         "",
         f"MOPE-only model (`a-mope`): T={m['block_size']}, E={m['n_embd']} ({m['n_embd'] // 2} pairs), "
         f"{m['n_layer']} layers x {m['n_head']} heads, no dropout; {t['max_steps']} steps x {t['batch_size']} "

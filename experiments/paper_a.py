@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -39,6 +38,8 @@ import numpy as np
 
 from mope_jax.analysis import spectra
 from mope_jax.analysis.causality import audit_model
+from mope_jax.analysis.report import rendered_note
+from mope_jax.analysis.stats import summarize
 from mope_jax.attention import registry
 from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
 from mope_jax.presets import apply_variant
@@ -111,16 +112,9 @@ def train_seeds(cfg: Config, seeds: list[int], *, log=print) -> tuple[list[dict]
 
 
 def t_interval(x: list[float] | np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
-    """(mean, std (ddof 1), ci_low, ci_high) with a Student-t interval; NaN bounds for n < 2."""
-    from scipy import stats
-
-    x = np.asarray(x, np.float64)
-    mean = float(x.mean())
-    if len(x) < 2:
-        return mean, float("nan"), float("nan"), float("nan")
-    std = float(x.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, len(x) - 1)) * std / math.sqrt(len(x))
-    return mean, std, mean - half, mean + half
+    """(mean, std (ddof 1), ci_low, ci_high) with a Student-t interval; NaN std and bounds for n < 2."""
+    s = summarize(x, confidence=level)
+    return s.mean, (float("nan") if s.n < 2 else s.std), s.ci_low, s.ci_high
 
 
 def main(argv=None):
@@ -128,16 +122,8 @@ def main(argv=None):
     ap.add_argument("--scale", choices=sorted(SCALES), default="cpu")
     ap.add_argument("--seeds", type=int, default=None, help="number of seeds (default: the scale's)")
     ap.add_argument("--variants", default=",".join(r[0] for r in ROWS))
-    ap.add_argument("--render-only", action="store_true",
-                    help="re-write the .md from the saved .json (no training)")
     args = ap.parse_args(argv)
     command = "python experiments/paper_a.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    if args.render_only:
-        stem = RESULTS / f"paper_a_{args.scale}"
-        payload = json.loads(stem.with_suffix(".json").read_text())
-        stem.with_suffix(".md").write_text(render_markdown(payload, payload["command"], rendered_by=command))
-        print(f"re-rendered {stem}.md")
-        return
     seeds = list(range(args.seeds or SCALES[args.scale]["seeds"]))
     base = base_config(args.scale)
     wanted = args.variants.split(",")
@@ -172,12 +158,11 @@ def main(argv=None):
             m, s, lo, hi = t_interval(diffs)
             r["diff_vs_baseline"] = {"mean": m, "std": s, "ci95": [lo, hi], "per_seed": diffs}
     full = prepare(base)[0]
-    payload = {"scale": args.scale, "seeds": seeds, "config": full.to_dict(),
-               "total_seconds": time.perf_counter() - t_start, "rows": rows}
+    payload = {"renderer": "experiments/paper_a.py:render", "scale": args.scale, "seeds": seeds,
+               "config": full.to_dict(), "total_seconds": time.perf_counter() - t_start, "rows": rows}
     stem = RESULTS / f"paper_a_{args.scale}"
     spectra.write_json(stem.with_suffix(".json"), payload, command=command)
-    payload = json.loads(stem.with_suffix(".json").read_text())  # with command, date and env
-    stem.with_suffix(".md").write_text(render_markdown(payload, command))
+    write_rendered(stem.with_suffix(".json"), render)
     print(f"wrote {stem}.json, .md ({payload['total_seconds']:.0f}s)")
 
 
@@ -204,17 +189,29 @@ def paired(p: dict, a: str, b: str) -> dict | None:
     return {"mean": m, "std": s, "ci95": [lo, hi], "per_seed": d}
 
 
-def render_markdown(p: dict, command: str, rendered_by: str | None = None) -> str:
-    env = p.get("env") or __import__("mope_jax.train", fromlist=["environment"]).environment()
-    date = p.get("date_utc") or time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-    m, t = p["config"]["model"], p["config"]["train"]
+def write_rendered(json_path: Path, render_fn) -> None:
+    """Write what ``render_fn`` makes of the JSON just written (``mope-jax report --regenerate``
+    makes the same files from the same JSON)."""
+    payload = json.loads(Path(json_path).read_text())
+    for name, text in render_fn(payload, Path(json_path)).items():
+        (Path(json_path).parent / name).write_text(text)
+
+
+def render(p: dict, json_path: Path) -> dict[str, str]:
+    """``paper_a_<scale>.md`` from ``paper_a_<scale>.json`` alone (``mope-jax report --regenerate``)."""
+    return {Path(json_path).with_suffix(".md").name: render_markdown(p, json_path)}
+
+
+def render_markdown(p: dict, json_path: Path) -> str:
+    env, m, t = p["env"], p["config"]["model"], p["config"]["train"]
     lines = [
         f"# Paper A table, scale `{p['scale']}`",
         "",
-        f"Made by `{command}` on {date}, "
+        f"Made by `{p['command'].strip()}` on {p['date_utc']}, "
         f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}; "
-        f"{p['total_seconds']:.0f} s in all." + (f" Markdown re-rendered from the JSON by `{rendered_by}`."
-                                                  if rendered_by else ""),
+        f"{p['total_seconds']:.0f} s in all.",
+        "",
+        rendered_note(p, json_path),
         "",
         f"Model: T={m['block_size']}, E={m['n_embd']}, {m['n_layer']} layers x {m['n_head']} heads, dropout "
         f"{m['dropout']}; {t['max_steps']} steps x {t['batch_size']} windows, AdamW lr {t['lr']} (warmup "
@@ -226,17 +223,18 @@ def render_markdown(p: dict, command: str, rendered_by: str | None = None) -> st
         "diff vs baseline [95% CI] | paper (ref. scale) |",
         "|---|---|---|---|---|---|---|",
     ]
-    for r in p["rows"]:
+    for r in p["rows"]:  # statistics from the per-seed values
         a = r["audit"]
         causal = ("causal" if r["declared_causal"] else "**NON-CAUSAL**") + \
             f" / {'causal' if a['causal'] else 'LEAKS'}, {a['leak_rel']:.1e}"
-        d = r.get("diff_vs_baseline")
+        d = paired(p, r["variant"], "a-baseline")
         diff = "" if d is None or r["variant"] == "a-baseline" else \
             f"{d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
         paper = "" if r["paper_val_loss"] is None else f"{r['paper_val_loss']:.4f}"
         label = r["label"] + (" (NON-CAUSAL)" if not r["declared_causal"] else "")
-        lines.append(f"| `{r['variant']}` | {label} | {causal} | {r['val_mean']:.4f} +- {r['val_std']:.4f} | "
-                     f"[{r['val_ci95'][0]:.4f}, {r['val_ci95'][1]:.4f}] | {diff} | {paper} |")
+        mean, std, lo, hi = t_interval([x["val_loss"] for x in r["seeds"]])
+        lines.append(f"| `{r['variant']}` | {label} | {causal} | {mean:.4f} +- {std:.4f} | "
+                     f"[{lo:.4f}, {hi:.4f}] | {diff} | {paper} |")
     gains = [(a, b, g, paired(p, a, b)) for a, b, g in EGA_PAIRS + OTHER_PAIRS]
     gains = [x for x in gains if x[3] is not None]
     if gains:

@@ -26,7 +26,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from mope_jax.analysis.report import provenance
+from mope_jax.analysis.report import provenance, rendered_note
 from mope_jax.analysis.stats import summarize
 from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
 from mope_jax.sweep import sweep
@@ -86,32 +86,62 @@ def main(argv=None) -> int:
             secs = [rec["seconds"] for rec in _metrics(Path(tmp) / cfg.name / "seed0")][1:]
             step_s = sum(secs) / len(secs) / cfg.train.log_interval if secs else float("nan")
             rows.append({"name": cfg.name, "width": w, "depth": d, "T": T, "params": res.records[0]["num_params"],
-                         "val_mean": st.mean, "val_std": st.std, "ci": [st.ci_low, st.ci_high], "n": st.n,
+                         "values": vals, "val_mean": st.mean, "val_std": st.std, "ci": [st.ci_low, st.ci_high], "n": st.n,
                          "seconds_per_step_all_seeds": step_s, "strategy": res.strategy, **xla_cost(cfg)})
             print(f"{cfg.name}: val {st.mean:.4f} +- {st.std:.4f}  params {rows[-1]['params']}  "
                   f"{rows[-1]['flops_per_step'] / 1e9:.3f} GFLOP/step", flush=True)
     command = "python experiments/scaling.py " + " ".join(map(shlex.quote, argv if argv is not None else sys.argv[1:]))
     OUT.mkdir(parents=True, exist_ok=True)
     stem = OUT / f"scaling_{args.scale}"
-    meta = {"command": command, "date": dt.datetime.now(dt.timezone.utc).isoformat(), "rows": rows}
+    meta = {"renderer": "experiments/scaling.py:render", "command": command,
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(), "provenance": provenance(command),
+            "scale": args.scale, "seeds": args.seeds, "data": args.data, "rows": rows}
     stem.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
-    lines = [f"# Scaling study ({args.scale})", "", provenance(command), "",
-             f"{args.seeds} seeds per point; val loss in nats/token on "
-             f"{'the text at ' + args.data if args.data else 'the built-in block-copy task'}; "
+    _plot(rows, stem.with_suffix(".png"))
+    (text,) = render(json.loads(stem.with_suffix(".json").read_text()), stem.with_suffix(".json")).values()
+    stem.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
+def _data_arg(command: str) -> str | None:
+    """--data of the recorded command (JSONs written before "data" was stored)."""
+    args = shlex.split(command)
+    for i, a in enumerate(args):
+        if a == "--data" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--data="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def render(p: dict, json_path: Path) -> dict[str, str]:
+    """``scaling_<scale>.md`` from its JSON alone (``mope-jax report --regenerate``). Rows with
+    per-seed ``values`` get their statistics computed here; older rows carry only the summary."""
+    json_path = Path(json_path)
+    rows = p["rows"]
+    data = p["data"] if "data" in p else _data_arg(p["command"])
+    seeds = p.get("seeds", rows[0]["n"])
+    scale = p.get("scale", json_path.stem.removeprefix("scaling_"))
+    lines = [f"# Scaling study ({scale})", "", p["provenance"], "", rendered_note(p, json_path), "",
+             f"{seeds} seeds per point; val loss in nats/token on "
+             f"{'the text at ' + data if data else 'the built-in block-copy task'}; "
              "FLOPs and temp memory from XLA's analyses of one compiled train step (batch of one seed); "
              "wall time per step for all seeds together (steady state).", "",
              "| config | params | val loss (mean +- std) | 95% CI | GFLOP/step | temp MiB | s/step (all seeds) |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        ci = "n/a" if r["n"] < 2 else f"[{r['ci'][0]:.4f}, {r['ci'][1]:.4f}]"
-        lines.append(f"| {r['name']} | {r['params']:,} | {r['val_mean']:.4f} +- {r['val_std']:.4f} | {ci} | "
+        if "values" in r:
+            st = summarize(r["values"])
+            n, mean, std, ci_lo, ci_hi = st.n, st.mean, st.std, st.ci_low, st.ci_high
+        else:
+            n, mean, std, (ci_lo, ci_hi) = r["n"], r["val_mean"], r["val_std"], r["ci"]
+        ci = "n/a" if n < 2 else f"[{ci_lo:.4f}, {ci_hi:.4f}]"
+        lines.append(f"| {r['name']} | {r['params']:,} | {mean:.4f} +- {std:.4f} | {ci} | "
                      f"{r['flops_per_step'] / 1e9:.3f} | {r['temp_bytes'] / 2**20:.1f} | "
                      f"{r['seconds_per_step_all_seeds']:.4f} |")
-    lines += ["", f"![scaling]({stem.name}.png)", ""]
-    _plot(rows, stem.with_suffix(".png"))
-    stem.with_suffix(".md").write_text("\n".join(lines))
-    print("\n".join(lines))
-    return 0
+    lines += ["", f"![scaling]({json_path.stem}.png)", ""]
+    return {json_path.with_suffix(".md").name: "\n".join(lines)}
 
 
 def _metrics(d: Path):

@@ -123,10 +123,10 @@ def main(argv=None):
         print(name, out[name]["collapse"], [(p["name"], round(p["chars_per_token"], 2)) for p in profs], flush=True)
     wall = time.perf_counter() - t0
     payload = pb.header("Paper B: self-similarity of MI profiles across tokenisations", wall) | {
-        "scale": args.scale, "max_vocab": MAX_VOCAB, "corpora": out}
+        "renderer": "experiments/self_similarity.py:render", "scale": args.scale, "max_vocab": MAX_VOCAB, "corpora": out}
     name = "self_similarity" if args.scale == "cpu" else f"self_similarity_{args.scale}"
     plot(out, name)
-    pb.write(name, payload, markdown(payload, name))
+    pb.write(name, payload, render)
 
 
 def plot(out, name):
@@ -146,6 +146,12 @@ def plot(out, name):
             ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel(xl), ax.set_ylabel("I(r) / I(1)")
         row[0].legend(fontsize=6)
     fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}.png", dpi=130), plt.close(fig)
+
+
+def render(payload: dict, json_path: Path) -> dict[str, str]:
+    """``<name>.md`` from ``<name>.json`` alone (``mope-jax report --regenerate``)."""
+    name = Path(json_path).stem
+    return {f"{name}.md": pb.top(payload, json_path) + markdown(payload, name)}
 
 
 def markdown(payload, name) -> str:

@@ -142,11 +142,40 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from mope_jax.analysis.report import write_report
+    from mope_jax.analysis import report
 
-    out = write_report(args.paths, args.out, baseline=args.baseline, title=args.title)
+    if args.regenerate or args.check:
+        if args.out or args.baseline:
+            raise ValueError("--regenerate re-renders committed tables from their JSON; --out/--baseline belong "
+                             "to the run-records mode (mope-jax report RUN_DIRS --out F)")
+        paths = args.paths or [report.REGENERATE_DEFAULT]
+        files = report.render_all(paths)
+        drift = report.sync(files, check=args.check)
+        shown = " ".join(args.paths or [report.REGENERATE_DEFAULT])
+        if args.check:
+            for f in drift:
+                print(f"drift: {_rel(f)} differs from what its JSON renders; fix: mope-jax report --regenerate {shown}")
+            if drift:
+                return 1
+            print(f"{len(files)} files up to date")
+            return 0
+        for f in drift:
+            print(f"rewrote {_rel(f)}")
+        print(f"{len(files) - len(drift)} files up to date, {len(drift)} rewritten")
+        return 0
+    if not args.paths or not args.out:
+        raise ValueError("report needs run folders and --out (mope-jax report RUN_DIRS --out table.md), "
+                         "or --regenerate [PATHS] to re-render committed tables")
+    out = report.write_report(args.paths, args.out, baseline=args.baseline, title=args.title)
     print(out.read_text())
     return 0
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def cmd_presets(args) -> int:
@@ -245,11 +274,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("report", help="markdown table with mean, std, 95%% CI and Welch tests from run records")
-    p.add_argument("paths", nargs="+", help="run or sweep folders (searched for final.json)")
-    p.add_argument("--out", required=True, help="markdown file to write (a .png and .json go beside it)")
+    p = sub.add_parser("report", help="markdown table with mean, std, 95%% CI and Welch tests from run records; "
+                                      "--regenerate re-renders the committed tables from their JSON")
+    p.add_argument("paths", nargs="*", help="run or sweep folders (searched for final.json); with --regenerate: "
+                                            "folders or JSON files (default experiments/results)")
+    p.add_argument("--out", default=None, help="markdown file to write (a .png and .json go beside it)")
     p.add_argument("--baseline", default=None, help="config name to compare every row with")
     p.add_argument("--title", default="Results")
+    p.add_argument("--regenerate", action="store_true",
+                   help="re-render every file made from a results JSON that names a \"renderer\"")
+    p.add_argument("--check", action="store_true",
+                   help="with --regenerate: write nothing; exit 1 listing the files that differ")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("presets", help="list scale presets and model variants")

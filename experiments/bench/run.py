@@ -219,7 +219,8 @@ def _fmt(x, nd=1):
     return "n/a" if x is None else f"{x:,.{nd}f}"
 
 
-def markdown(doc: dict) -> str:
+def markdown(doc: dict, note: str = "") -> str:
+    """bench_<size>.md from the doc (``note``: the rendered-from line ``render`` adds)."""
     recs, summ = doc["records"], doc["summary"]
     L = [f"# Benchmarks ({doc['size']})", "",
          f"Command: `{doc['command']}`  ", f"Date: {doc['date']}  ",
@@ -228,7 +229,7 @@ def markdown(doc: dict) -> str:
          f"python {doc['env']['python']}, commit {doc['env']['git_commit']}  ",
          f"Load average (1/5/15 min) before: {doc['load_before']}, after: {doc['load_after']}  ",
          f"Wall time: {doc['wall_s']:.0f} s. f32 matmul peak (2048^3 jnp.dot, this run): "
-         f"{_fmt(summ['peak_gflops'])} GFLOP/s", ""]
+         f"{_fmt(summ['peak_gflops'])} GFLOP/s", ""] + ([note, ""] if note else [])
     L += ["## Reference model (6 x 256, T=256, 8 heads), batch 16", "",
           "| implementation | tokens/s | step (s) | MFU | vs PyTorch | compile (s) | peak RSS (MiB) |",
           "|---|---:|---:|---:|---:|---:|---:|"]
@@ -306,7 +307,7 @@ def markdown(doc: dict) -> str:
     return "\n".join(L) + "\n"
 
 
-def readme(doc: dict, json_name: str) -> str:
+def readme(doc: dict, json_name: str, note: str = "") -> str:
     """experiments/results/bench/README.md: the headline numbers of this run, what was tried."""
     summ, recs = doc["summary"], doc["records"]
     ref = summ["reference"]
@@ -318,8 +319,9 @@ def readme(doc: dict, json_name: str) -> str:
          f"Made by `{doc['command']}` on {doc['date']} ({doc['env']['processor']}, {doc['env']['cpu_count']} CPUs; "
          f"load average before {doc['load_before']}, after {doc['load_after']}). Every number below is read from "
          f"[`{json_name}`]({json_name}) (the tables: [`{json_name[:-5]}.md`]({json_name[:-5]}.md)); the FLOP "
-         "count and the protocol are in `experiments/bench/measure.py` and `run.py`.", "",
-         "## Targets", "", "| target | measured | met | short by |", "|---|---:|---|---:|"]
+         "count and the protocol are in `experiments/bench/measure.py` and `run.py`.", ""]
+    L += ([note, ""] if note else []) + [
+        "## Targets", "", "| target | measured | met | short by |", "|---|---:|---|---:|"]
     goal = {"jax_vs_torch>=1.0": 1.0, "mfu>=0.5": 0.5, "sweep4>=1.5x": 1.5}
     for k, v in summ["targets"].items():
         g = goal.get(k)
@@ -397,6 +399,17 @@ def readme(doc: dict, json_name: str) -> str:
     return "\n".join(L) + "\n"
 
 
+def render(doc: dict, json_path) -> dict[str, str]:
+    """bench_<size>.md and README.md (README_tiny.md for --tiny) from bench_<size>.json alone
+    (``mope-jax report --regenerate``)."""
+    from mope_jax.analysis.report import rendered_note
+
+    json_path = Path(json_path)
+    note = rendered_note(doc, json_path)
+    return {json_path.with_suffix(".md").name: markdown(doc, note),
+            "README.md" if doc["size"] != "tiny" else "README_tiny.md": readme(doc, json_path.name, note)}
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="reduced sizes (~4 min on 2 cores)")
@@ -444,7 +457,7 @@ def main(argv=None) -> dict:
     except ImportError:
         torch_version = None
     doc = {
-        "size": size_name, "sizes": size, "budget_s": budget,
+        "renderer": "experiments/bench/run.py:render", "size": size_name, "sizes": size, "budget_s": budget,
         "command": "python -m experiments.bench.run " + " ".join(sys.argv[1:] if argv is None else argv),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "env": environment(), "torch_version": torch_version,
@@ -460,11 +473,9 @@ def main(argv=None) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench_{size_name}.json").write_text(json.dumps(doc, indent=2) + "\n")
-    (out / f"bench_{size_name}.md").write_text(markdown(doc))
-    if size_name != "tiny":
-        (out / "README.md").write_text(readme(doc, f"bench_{size_name}.json"))
-    else:
-        (out / "README_tiny.md").write_text(readme(doc, f"bench_{size_name}.json"))
+    for name, text in render(json.loads((out / f"bench_{size_name}.json").read_text()),
+                             out / f"bench_{size_name}.json").items():
+        (out / name).write_text(text)
     print(markdown(doc))
     return doc
 

@@ -4,6 +4,13 @@ Records are grouped by config name (seeds pooled); each row gets n, mean, std an
 t-interval of the final val loss, the difference to a baseline row with Welch's test, and
 the causality declaration of the variant. Every file written says which command made it,
 when, and on what machine.
+
+Committed tables are never typed: every results JSON that names a ``"renderer"``
+(``experiments/paper_a.py:render``: a file relative to the repository root, or
+``package.module:function``) is re-rendered by ``regenerate`` (``mope-jax report --regenerate``;
+``--check`` compares instead of writing). A renderer is ``render(payload, json_path) ->
+{file name beside the JSON: text}`` and must be a pure function of the JSON: no clock, no
+environment lookups.
 """
 
 from __future__ import annotations
@@ -113,25 +120,194 @@ def plot_curves(records: list[dict[str, Any]], path: str | Path) -> Path | None:
     return path
 
 
+RECORD_KEYS = ("name", "seed", "final_val_loss", "best_val_loss", "tokens_per_s", "causality", "curve")
+RECORDS_TEXT = ("Final val loss in nats/token; mean, sample std and 95% t-interval over seeds; "
+                "Welch's two-sided test against the baseline; tokens/s is the median training throughput "
+                "of each run (per seed).")
+
+
 def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | None = None,
                  command: str | None = None, title: str = "Results", notes: str = "") -> Path:
-    """Markdown table (+ PNG curves beside it) from the records under ``paths``."""
+    """Markdown table (+ PNG curves and the JSON it is rendered from, beside it) from the records
+    under ``paths``. The JSON keeps the records, so ``mope-jax report --regenerate`` re-renders
+    the markdown without the run folders."""
     records = load_records(paths)
     if not records:
         raise ValueError(f"no final.json records under {', '.join(map(str, paths))}; train or sweep first")
+    if baseline is not None:
+        table(records, baseline=baseline)  # an unknown baseline fails before anything is written
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     png = plot_curves(records, out.with_suffix(".png"))
-    body = [f"# {title}", "", provenance(command), "",
-            "Final val loss in nats/token; mean, sample std and 95% t-interval over seeds; "
-            "Welch's two-sided test against the baseline; tokens/s is the median training throughput "
-            "of each run (per seed).", "", table(records, baseline=baseline), ""]
-    if notes:
-        body += [notes, ""]
-    if png is not None:
-        body += [f"![val loss curves]({png.name})", ""]
-    out.write_text("\n".join(body))
-    (out.with_suffix(".json")).write_text(json.dumps(
-        {name: {"values": g["values"], "seeds": g["seeds"], **summarize(g["values"]).__dict__}
-         for name, g in group(records).items()}, indent=2) + "\n")
+    payload = {
+        "renderer": "mope_jax.analysis.report:render_records",
+        "title": title, "command": command or " ".join(shlex.quote(a) for a in ["mope-jax", *sys.argv[1:]]),
+        "provenance": provenance(command), "baseline": baseline, "notes": notes,
+        "plot": None if png is None else png.name,
+        "records": [{k: r[k] for k in RECORD_KEYS if k in r} for r in records],
+        "summary": {name: {"values": g["values"], "seeds": g["seeds"], **summarize(g["values"]).__dict__}
+                    for name, g in group(records).items()},
+    }
+    json_path = out.with_suffix(".json")
+    json_path.write_text(json.dumps(payload, indent=2) + "\n")
+    (text,) = render_records(payload, json_path).values()
+    out.write_text(text)
     return out
+
+
+def render_records(payload: dict[str, Any], json_path: str | Path) -> dict[str, str]:
+    """The markdown of ``write_report`` from its JSON (the records it used), nothing else."""
+    body = [f"# {payload['title']}", "", payload["provenance"], "", rendered_note(payload, json_path), "",
+            RECORDS_TEXT, "", table(payload["records"], baseline=payload.get("baseline")), ""]
+    if payload.get("notes"):
+        body += [payload["notes"], ""]
+    if payload.get("plot"):
+        body += [f"![val loss curves]({payload['plot']})", ""]
+    return {Path(json_path).with_suffix(".md").name: "\n".join(body)}
+
+
+# --------------------------------------------------------------------------- regenerate
+
+
+class ReportError(ValueError):
+    """Bad input to ``regenerate`` (the CLI prints it as one ``error:`` line, exit 2)."""
+
+
+REGENERATE_DEFAULT = "experiments/results"
+
+
+def _split_renderer(spec: str) -> tuple[str, str]:
+    target, sep, func = str(spec).rpartition(":")
+    if not sep or not target or not func:
+        raise ReportError(f"renderer {spec!r}: write it as path/to/file.py:function or package.module:function")
+    return target, func
+
+
+def find_root(json_path: str | Path, renderer: str) -> Path | None:
+    """The repository root of a rendered JSON: the nearest folder above it that holds the renderer
+    file (``experiments/paper_a.py`` of ``experiments/paper_a.py:render``); for a library renderer
+    (``mope_jax.analysis.report:render_records``) the nearest folder holding ``experiments/``."""
+    target, _ = _split_renderer(renderer)
+    for d in Path(json_path).resolve().parents:
+        if (d / target).is_file() if target.endswith(".py") else (d / "experiments").is_dir():
+            return d
+    return None
+
+
+def regenerate_dir(payload: dict[str, Any], json_path: str | Path) -> str:
+    """The folder of a rendered JSON as ``mope-jax report --regenerate`` is given it (repo-relative)."""
+    json_path = Path(json_path)
+    root = find_root(json_path, payload.get("renderer", "")) if payload.get("renderer") else None
+    if root is None:
+        return json_path.parent.name or "."
+    return json_path.resolve().parent.relative_to(root).as_posix()
+
+
+def rendered_note(payload: dict[str, Any], json_path: str | Path) -> str:
+    """The line every regenerated file carries: where its numbers come from, how to re-render it."""
+    return (f"Tables rendered from `{Path(json_path).name}` by "
+            f"`mope-jax report --regenerate {regenerate_dir(payload, json_path)}`.")
+
+
+_RENDERERS: dict[str, Any] = {}
+
+
+def load_renderer(renderer: str, json_path: str | Path):
+    """The ``render(payload, json_path) -> {file name: text}`` function a JSON names."""
+    import importlib
+    import importlib.util
+
+    target, func = _split_renderer(renderer)
+    if target.endswith(".py"):
+        root = find_root(json_path, renderer)
+        if root is None:
+            raise ReportError(f"{json_path}: renderer file {target} not found in any folder above it")
+        path = (root / target).resolve()
+        key = str(path)
+        if key not in _RENDERERS:
+            name = "_mope_renderer_" + "_".join(path.with_suffix("").parts[-3:]).replace("-", "_").replace(".", "_")
+            spec = importlib.util.spec_from_file_location(name, path)
+            mod = importlib.util.module_from_spec(spec)
+            # the experiment scripts import their siblings (``import _paper_b``) as scripts do
+            sys.path.insert(0, str(path.parent))
+            try:
+                spec.loader.exec_module(mod)
+            finally:
+                sys.path.remove(str(path.parent))
+            _RENDERERS[key] = mod
+        mod = _RENDERERS[key]
+    else:
+        try:
+            mod = importlib.import_module(target)
+        except ImportError as e:
+            raise ReportError(f"{json_path}: renderer module {target} cannot be imported ({e})") from None
+    fn = getattr(mod, func, None)
+    if not callable(fn):
+        raise ReportError(f"{json_path}: renderer {renderer} has no function {func!r}")
+    return fn
+
+
+def rendered_jsons(paths: list[str | Path]) -> list[Path]:
+    """Every ``*.json`` at or below ``paths`` with a top-level ``"renderer"`` (a JSON given
+    explicitly must have one)."""
+    found: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise ReportError(f"{p}: no such file or folder")
+        if p.is_file():
+            if not isinstance(_read_json(p), dict) or "renderer" not in _read_json(p):
+                raise ReportError(f"{p}: no \"renderer\" key, so no table is rendered from it")
+            found.append(p)
+            continue
+        hits = [f for f in sorted(p.rglob("*.json")) if isinstance(d := _read_json(f), dict) and "renderer" in d]
+        if not hits:
+            raise ReportError(f"{p}: no JSON with a \"renderer\" key at or below it")
+        found += hits
+    return list(dict.fromkeys(found))
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ReportError(f"{path}: not readable as JSON ({e})") from None
+
+
+def render_json(json_path: str | Path) -> dict[Path, str]:
+    """The files one rendered JSON produces: {path beside the JSON: full text}."""
+    json_path = Path(json_path)
+    payload = _read_json(json_path)
+    out = load_renderer(payload["renderer"], json_path)(payload, json_path)
+    files = {}
+    for name, text in out.items():
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ReportError(f"{json_path}: renderer output {name!r} is not a file name beside the JSON")
+        files[json_path.parent / name] = text
+    return files
+
+
+def render_all(paths: list[str | Path]) -> dict[Path, str]:
+    files: dict[Path, str] = {}
+    for j in rendered_jsons(paths):
+        files.update(render_json(j))
+    return files
+
+
+def sync(files: dict[Path, str], *, check: bool = False) -> list[Path]:
+    """Write the rendered files (or with ``check``, only compare); the files that differed."""
+    drift = []
+    for path, text in files.items():
+        old = path.read_text() if path.is_file() else None
+        if old != text:
+            drift.append(path)
+            if not check:
+                path.write_text(text)
+    return drift
+
+
+def regenerate(paths: list[str | Path], *, check: bool = False) -> list[Path]:
+    """Re-render every file made from a JSON with a ``"renderer"`` at or below ``paths``.
+
+    Write mode rewrites the files whose text changed; ``check=True`` writes nothing. Either way
+    the return value is the files that differed from the rendering (a missing file differs)."""
+    return sync(render_all(paths), check=check)

@@ -384,8 +384,8 @@ SWEEP = [
         # Multi-seed sweep on whatever devices the runtime has
 
         `mope_jax.sweep.sweep` trains R seeds of one config as one compiled program. With
-        `strategy="auto"` the seed axis is sharded over all devices (`shard_map`) when R is a multiple
-        of the device count (a TPU v2-8 has 8 cores), otherwise `vmap` on an accelerator and `lax.map`
+        `strategy="auto"` the seed axis is sharded over all devices (one program per device, run
+        concurrently) when R is a multiple of the device count (a TPU v2-8 has 8 cores), otherwise `vmap` on an accelerator and `lax.map`
         on a CPU. Then: the report table with 95% confidence intervals and Welch's test against the
         baseline, and the learned MOPE spectra (omega, sigma) of every seed.
     '''),

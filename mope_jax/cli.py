@@ -129,8 +129,8 @@ def cmd_sweep(args) -> int:
             grid[key] = [float(v) for v in values.split(",")]
         except ValueError:
             raise ConfigError(f"--grid {item!r}: values must be numbers, e.g. train.lr=1e-3,3e-3") from None
-    res = sweep(cfg, seeds, run_dir, grid=grid, strategy=args.strategy, progress=not args.no_progress,
-                stop_after=args.stop_after)
+    res = sweep(cfg, seeds, run_dir, grid=grid, strategy=args.strategy, data_parallel=args.data_parallel,
+                progress=not args.no_progress, stop_after=args.stop_after)
     if res.interrupted:
         print("stopped; run the same command again to resume")
         return 0
@@ -266,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=4, help="number of seeds (default 4)")
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
+    p.add_argument("--data-parallel", type=int, default=1, metavar="K",
+                   help="with shard: K devices per seed split every batch (mesh seed x data; default 1)")
     p.add_argument("--grid", action="append", metavar="train.FIELD=V1,V2",
                    help="also sweep a shape-free train field inside the same program (lr, weight_decay, "
                         "grad_clip); repeatable")

@@ -4,19 +4,23 @@ The only module that knows about devices and meshes. Strategies (``strategy=``):
 
   * ``"vmap"``: ``jax.vmap`` over the seed axis (the choice on GPU/TPU);
   * ``"map"``: ``jax.lax.map`` over seeds inside one jit (measured faster than vmap on CPU);
-  * ``"shard"``: the seed axis sharded over a 1-D ``Mesh`` of all devices with
-    ``jax.shard_map``; inside each shard seeds run with ``lax.map`` on CPU and ``vmap``
-    elsewhere. On a CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=2`` gives
-    two devices (one per core). Under ``jax.distributed`` the mesh spans every process;
+  * ``"shard"``: the seed axis sharded over a ``Mesh`` of all devices (``seed_mesh``); each
+    device runs the ``map`` program on its seeds, concurrently (see ``_PerDevice``). With
+    ``data_parallel=k`` the mesh is ('seed', 'data') and each seed slot's k devices split every
+    batch. On a CPU host, ``XLA_FLAGS=--xla_force_host_platform_device_count=2`` gives two
+    devices. Under ``jax.distributed`` the mesh spans every process;
   * ``"sequential"``: one seed after another (the baseline the benchmark compares with);
   * ``"auto"``: ``shard`` when R is a multiple of the device count > 1, else ``map`` on CPU
     and ``vmap`` on accelerators.
 
 Every seed of a sweep uses the per-seed step of :func:`mope_jax.train.make_train` on the
 same chunk grid as :func:`mope_jax.train.run`, so seed s of a sweep reproduces ``run`` with
-``train.seed=s`` (bitwise on CPU for ``map``, ``shard`` and ``sequential``; see the tests for
-``vmap``). Sweeps checkpoint the stacked states with Orbax (with their sharding), resume,
-and write one ``seed<s>/final.json`` record per seed, the same format as ``run``.
+``train.seed=s``: bitwise on CPU for ``map``, ``shard`` and ``sequential``. ``vmap`` is not:
+XLA:CPU fuses and emits the batched backward pass differently from the one-seed program
+(measured ~1e-8 in one step's gradients, ~1e-6 in parameters after 10 steps; README, "Seed
+sweeps"), so it is the accelerator strategy and ``auto`` never picks it on CPU. Sweeps checkpoint the
+stacked states with Orbax (with their sharding), resume, and write one ``seed<s>/final.json``
+record per seed, the same format as ``run``.
 """
 
 from __future__ import annotations
@@ -54,22 +58,32 @@ from mope_jax.train import (
 
 STRATEGIES = ("auto", "vmap", "map", "shard", "sequential")
 SEED_AXIS = "seed"
+DATA_AXIS = "data"
 
 
-def choose_strategy(num_seeds: int, strategy: str = "auto") -> str:
+def choose_strategy(num_seeds: int, strategy: str = "auto", data_parallel: int = 1) -> str:
     if strategy not in STRATEGIES:
         raise TrainingError(f"unknown sweep strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    if data_parallel > 1 and strategy not in ("auto", "shard"):
+        raise TrainingError(f"--data-parallel {data_parallel} needs strategy 'shard' (or auto), not {strategy!r}")
     if strategy != "auto":
         return strategy
-    n_dev = jax.device_count()
-    if n_dev > 1 and num_seeds % n_dev == 0:
+    slots = jax.device_count() // data_parallel
+    if data_parallel > 1 or (slots > 1 and num_seeds % slots == 0):
         return "shard"
     return "map" if jax.default_backend() == "cpu" else "vmap"
 
 
-def seed_mesh() -> jax.sharding.Mesh:
-    """A 1-D mesh over every device (all processes under jax.distributed), axis 'seed'."""
-    return jax.make_mesh((jax.device_count(),), (SEED_AXIS,), axis_types=(jax.sharding.AxisType.Auto,))
+def seed_mesh(data_parallel: int = 1) -> jax.sharding.Mesh:
+    """A mesh over every device (all processes under jax.distributed): axis 'seed', or
+    ('seed', 'data') with ``data_parallel`` devices per seed slot sharing each batch."""
+    n = jax.device_count()
+    if data_parallel < 1 or n % data_parallel:
+        raise TrainingError(f"--data-parallel {data_parallel} must divide the device count ({n})")
+    if data_parallel == 1:
+        return jax.make_mesh((n,), (SEED_AXIS,), axis_types=(jax.sharding.AxisType.Auto,))
+    return jax.make_mesh((n // data_parallel, data_parallel), (SEED_AXIS, DATA_AXIS),
+                         axis_types=(jax.sharding.AxisType.Auto,) * 2)
 
 
 def grid_runs(seeds: Sequence[int], grid: dict[str, Sequence[float]] | None) -> list[tuple[dict[str, float], int]]:
@@ -101,7 +115,7 @@ def seed_keys(seeds: Sequence[int]) -> jax.Array:
 def over_seeds(fn: Callable, strategy: str, mesh: jax.sharding.Mesh | None = None) -> Callable:
     """Lift ``fn(per_seed_tree, *shared)`` to ``(stacked_tree, *shared)`` with a strategy.
 
-    The result is jitted (except ``sequential``, whose per-seed calls are).
+    The result is jitted (``sequential``: its per-seed calls are; ``shard``: its per-device calls).
     """
     inner_map = lambda xs, *a: jax.lax.map(lambda x: fn(x, *a), xs)  # noqa: E731
     if strategy == "vmap":
@@ -109,15 +123,7 @@ def over_seeds(fn: Callable, strategy: str, mesh: jax.sharding.Mesh | None = Non
     if strategy == "map":
         return jax.jit(inner_map)
     if strategy == "shard":
-        mesh = mesh or seed_mesh()
-        inner = inner_map if jax.default_backend() == "cpu" else (lambda xs, *a: jax.vmap(lambda x: fn(x, *a))(xs))
-
-        def sharded(xs, *a):
-            return jax.shard_map(
-                lambda ys: inner(ys, *a), mesh=mesh, in_specs=P(SEED_AXIS), out_specs=P(SEED_AXIS)
-            )(xs)
-
-        return jax.jit(sharded)
+        return _PerDevice(jax.jit(inner_map), mesh or seed_mesh())
     if strategy == "sequential":
         one = jax.jit(fn)
 
@@ -128,6 +134,75 @@ def over_seeds(fn: Callable, strategy: str, mesh: jax.sharding.Mesh | None = Non
 
         return seq
     raise TrainingError(f"unknown sweep strategy {strategy!r}")
+
+
+class _PerDevice:
+    """The ``shard`` strategy: the seed axis split over ``mesh``; each seed slot (one device, or
+    a row of devices along a ``data`` axis) runs the ``map`` program on its own seeds.
+
+    This is what ``pmap`` did, without SPMD partitioning: measured on XLA:CPU, a
+    ``shard_map``/``pmap`` program rounds differently from the one-device program (~1e-6 after
+    10 steps), while one ``map`` program per device is bitwise equal to ``run``. The devices run
+    concurrently (JAX dispatch is asynchronous). The price: one compile per seed slot (run in
+    parallel threads; measured at the ``cpu`` preset, first call 6.7 s vs 4.6 s for ``map``). Inputs
+    and outputs are global arrays sharded ``P('seed')`` over ``mesh`` (replicated over
+    ``data``), so Orbax saves them with their sharding; under ``jax.distributed`` each process
+    runs the slots whose devices it owns.
+    """
+
+    def __init__(self, mapped: Callable, mesh: jax.sharding.Mesh):
+        self.mapped, self.mesh = mapped, mesh
+        self.sharding = NamedSharding(mesh, P(SEED_AXIS))
+        rows = np.asarray(mesh.devices).reshape(mesh.shape[SEED_AXIS], -1)
+        me = jax.process_index()
+        self.slots = [(i, list(row)) for i, row in enumerate(rows) if row[0].process_index == me]
+        self.places = {i: row[0] if len(row) == 1 else
+                       NamedSharding(jax.sharding.Mesh(np.asarray(row), (DATA_AXIS,)), P()) for i, row in self.slots}
+        self._shared: dict[tuple[int, int], Any] = {}
+
+    def _local(self, x, i: int, row: list, per: int):
+        """Seeds [i*per, (i+1)*per) of x on slot i's devices, without a copy when x is sharded."""
+        if isinstance(x, jax.Array) and x.sharding == self.sharding:
+            by_dev = {s.device: s.data for s in x.addressable_shards}
+            if len(row) == 1:
+                return by_dev[row[0]]
+            return jax.make_array_from_single_device_arrays(
+                (per,) + x.shape[1:], self.places[i], [by_dev[d] for d in row])
+        return jax.device_put(np.asarray(x)[i * per:(i + 1) * per], self.places[i])
+
+    def _shared_on(self, a, i: int):
+        key = (id(a), i)
+        if key not in self._shared:
+            self._shared[key] = (a, jax.device_put(a, self.places[i]))  # keep a alive: id() stays unique
+        return self._shared[key][1]
+
+    def __call__(self, xs, *shared):
+        R = jax.tree_util.tree_leaves(xs)[0].shape[0]
+        n_slots = self.mesh.shape[SEED_AXIS]
+        if R % n_slots:
+            raise TrainingError(f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
+                                f"number of seed slots ({n_slots}); change --seeds or use --strategy map")
+        per = R // n_slots
+
+        def one_slot(slot):
+            i, row = slot
+            local = jax.tree_util.tree_map(lambda x: self._local(x, i, row, per), xs)
+            args = [self._shared_on(a, i) for a in shared]
+            if len(row) == 1:
+                return self.mapped(local, *args)
+            with jax.set_mesh(self.places[i].mesh):  # the batch constraint P('data') refers to this row
+                return self.mapped(local, *args)
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(len(self.slots)) as pool:  # first calls compile one program per slot
+            outs = list(pool.map(one_slot, self.slots))
+
+        def assemble(*leaves):
+            arrays = [s.data for leaf in leaves for s in leaf.addressable_shards]
+            return jax.make_array_from_single_device_arrays((R,) + leaves[0].shape[1:], self.sharding, arrays)
+
+        return jax.tree_util.tree_map(assemble, *outs)
 
 
 def host(tree):
@@ -175,6 +250,7 @@ def sweep(
     *,
     grid: dict[str, Sequence[float]] | None = None,
     strategy: str = "auto",
+    data_parallel: int = 1,
     progress: bool = True,
     stop_after: int | None = None,
     log: Callable[[str], None] = print,
@@ -182,8 +258,11 @@ def sweep(
     """Train ``cfg`` for every seed in ``seeds`` (and every point of ``grid``, e.g.
     ``{"train.lr": [1e-3, 3e-3]}``) at once, resumable, one record per run.
 
-    Run r of the program equals ``run`` of cfg with that seed and those train fields. Records go
-    to ``run_dir/seed<s>/`` (``run_dir/<lr=...>/seed<s>/`` with a grid)."""
+    Run r of the program equals ``run`` of cfg with that seed and those train fields (bitwise on
+    CPU for ``map``, ``shard`` and ``sequential``). ``data_parallel=k`` (strategy ``shard``) gives
+    each seed slot k devices that split every batch (XLA all-reduces the gradients; equal to
+    ``run`` to float tolerance). Records go to ``run_dir/seed<s>/``
+    (``run_dir/<lr=...>/seed<s>/`` with a grid)."""
     from mope_jax.checkpoint import Checkpointer
 
     seeds = [int(s) for s in seeds]
@@ -195,14 +274,15 @@ def sweep(
     _boundaries(t)
     runs = grid_runs(seeds, grid)
     R = len(runs)
-    strategy = choose_strategy(R, strategy)
-    mesh = seed_mesh() if strategy == "shard" else None
-    if mesh is not None and R % mesh.size:
+    strategy = choose_strategy(R, strategy, data_parallel)
+    mesh = seed_mesh(data_parallel) if strategy == "shard" else None
+    if mesh is not None and R % mesh.shape[SEED_AXIS]:
         raise TrainingError(f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
-                            f"device count ({mesh.size}); change --seeds or use --strategy map")
+                            f"number of seed slots ({mesh.shape[SEED_AXIS]} = devices / data parallel); "
+                            f"change --seeds or use --strategy map")
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    trainer = make_train(cfg)
+    trainer = make_train(cfg, batch_sharding=P(DATA_AXIS) if data_parallel > 1 else None)
     train_data, val_data = jnp.asarray(corpus.train), jnp.asarray(corpus.val)
     spectra_fn, summary_fn = _default_hook("extract_spectra"), _default_hook("eval_summary")
 
@@ -222,7 +302,7 @@ def sweep(
     eval_all = over_seeds(trainer.evaluate, strategy, mesh)
     meta = {
         "config": cfg.to_dict(), "seeds": seeds, "runs": [[hp, sd] for hp, sd in runs], "strategy": strategy,
-        "vocab": list(corpus.vocab),
+        "data_parallel": data_parallel, "vocab": list(corpus.vocab),
         "corpus": corpus.meta, "causality": causality_record(cfg), "env": environment(),
     }
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
@@ -235,7 +315,7 @@ def sweep(
         saved_meta = ckpt.read_meta()
         if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])) or Config.from_dict(saved_meta["config"]) != cfg:
             raise TrainingError(f"{run_dir} holds a sweep with other seeds, grid or config; use a new --run-dir")
-        abstract = jax.eval_shape(init_all, _place(keys, strategy, mesh))
+        abstract = jax.eval_shape(over_seeds(init_one, "map"), keys)
         if mesh is not None:
             abstract = jax.tree_util.tree_map(
                 lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))), abstract)
@@ -316,7 +396,7 @@ def sweep(
     records = []
     for r, (run_cfg, d) in enumerate(zip(run_cfgs, seed_dirs)):
         rec = summarize(d, run_cfg, meta, [x / R for x in rates])
-        rec.update(sweep={"strategy": strategy, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
+        rec.update(sweep={"strategy": strategy, "data_parallel": data_parallel, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
         if step >= t.max_steps and _primary():
             (d / "final.json").write_text(json.dumps(rec, indent=2) + "\n")
         records.append(rec)

@@ -127,3 +127,22 @@ def test_demo_runs_and_compares(tmp_path, capsys):
     rows = json.loads((tmp_path / "comparison.json").read_text())["rows"]
     assert set(rows) == {"nope", "learned", "rope"} and "Bayes-optimal loss" in out
     assert all(r["causality"]["declared_causal"] for r in rows.values())
+
+
+def test_sweep_four_seeds_then_report(tmp_path):
+    # the "done when": mope-jax sweep --preset ... --seeds 4, then the report of its records
+    env_xla = {**ENV, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    run_dir = tmp_path / "sweep"
+    proc = subprocess.run([sys.executable, "-m", "mope_jax", "sweep", "--preset", "smoke", "--seeds", "4",
+                           "--run-dir", str(run_dir), "--no-progress", "train.max_steps=10"],
+                          capture_output=True, text=True, env=env_xla, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "with strategy shard" in proc.stdout  # auto on 2 devices, 4 seeds
+    recs = [json.loads((run_dir / f"seed{s}" / "final.json").read_text()) for s in range(4)]
+    assert [r["seed"] for r in recs] == [0, 1, 2, 3] and len({r["final_val_loss"] for r in recs}) == 4
+    out = cli("report", str(run_dir), "--out", str(tmp_path / "table.md"))
+    assert "| smoke/learned | 4 |" in out.stdout and (tmp_path / "table.json").exists()
+    bad = subprocess.run([sys.executable, "-m", "mope_jax", "sweep", "--preset", "smoke", "--seeds", "2",
+                          "--data-parallel", "3", "--run-dir", str(tmp_path / "bad"), "--no-progress"],
+                         capture_output=True, text=True, env=env_xla, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("error: --data-parallel 3")

@@ -65,3 +65,26 @@ def test_summary_arithmetic_and_report():
     text = run.readme(doc, "bench_test.json")
     assert "| jax_vs_torch>=1.0 (jax/dp2) | 0.50 | **no** | 50% |" in text
     assert "bench_test.json" in text and "Missed targets" in text
+
+
+@pytest.mark.slow
+def test_seed_sweep_benchmark_end_to_end(tmp_path):
+    """experiments/bench/sweeps.py at toy size: every strategy row, the one-core references, and
+    a markdown rendered from the JSON alone (the committed one is checked by
+    tests/test_report_regenerate.py)."""
+    import json
+
+    from experiments.bench import sweeps
+
+    doc = sweeps.main(["--seeds", "1,2", "--steps", "1", "--reps", "1", "--preset", "smoke", "--out", str(tmp_path)])
+    assert not [k for k, r in doc["records"].items() if r.get("error")]
+    table, refs = sweeps.rows(json.loads((tmp_path / "sweeps.json").read_text()))
+    assert {"run/R=1", "map/R=2", "vmap/R=2", "sequential/R=2", "shard/R=2 (2 host devices)"} <= set(table)
+    assert table["run/R=1"]["vs_sequential"] == 1.0 and all(v["seeds_per_hour"] > 0 for v in table.values())
+    assert refs["2 x one seed on one core (ideal split of 2 cores)"]["seeds_per_hour"] == \
+        2 * refs["one seed on one core"]["seeds_per_hour"]
+    assert "two one-core workers at the same time (measured)" in refs
+    md = (tmp_path / "sweeps.md").read_text()
+    assert "| shard/R=2 (2 host devices) |" in md and "Target (R = 4" not in md  # no R=4 row at this size
+    assert sweeps.render(json.loads((tmp_path / "sweeps.json").read_text()), tmp_path / "sweeps.json") == \
+        {"sweeps.md": md}

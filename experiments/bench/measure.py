@@ -390,6 +390,8 @@ TASKS = {"peak": task_peak, "train": task_train, "variant": task_variant, "mlp":
 
 def main(argv: list[str]) -> None:
     tasks = json.loads(argv[0])
+    if os.environ.get("MOPE_BENCH_CPUS"):  # pin this worker (and the threads XLA starts) to these cores
+        os.sched_setaffinity(0, {int(c) for c in os.environ["MOPE_BENCH_CPUS"].split(",")})
     if os.environ.get("JAX_PLATFORMS", "cpu") == "cpu":
         os.environ["JAX_PLATFORMS"] = "cpu"
     for t in tasks:

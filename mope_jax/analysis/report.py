@@ -228,12 +228,15 @@ def load_renderer(renderer: str, json_path: str | Path):
             name = "_mope_renderer_" + "_".join(path.with_suffix("").parts[-3:]).replace("-", "_").replace(".", "_")
             spec = importlib.util.spec_from_file_location(name, path)
             mod = importlib.util.module_from_spec(spec)
-            # the experiment scripts import their siblings (``import _paper_b``) as scripts do
-            sys.path.insert(0, str(path.parent))
+            # the experiment scripts import their siblings (``import _paper_b``) as scripts do, and
+            # the repository's packages (``experiments.bench``) as ``python -m`` does
+            added = [str(path.parent), str(root)]
+            sys.path[:0] = added
             try:
                 spec.loader.exec_module(mod)
             finally:
-                sys.path.remove(str(path.parent))
+                for d in added:
+                    sys.path.remove(d)
             _RENDERERS[key] = mod
         mod = _RENDERERS[key]
     else:

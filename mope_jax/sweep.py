@@ -87,20 +87,76 @@ def seed_mesh(data_parallel: int = 1) -> jax.sharding.Mesh:
 
 
 def grid_runs(seeds: Sequence[int], grid: dict[str, Sequence[float]] | None) -> list[tuple[dict[str, float], int]]:
-    """Every (hyper-parameters, seed) of a sweep: the product of the grid's values, each with
-    every seed. Grid keys are train fields that do not change shapes (``GRID_FIELDS``), with or
-    without the ``train.`` prefix."""
-    grid = {k.removeprefix("train."): [float(v) for v in vs] for k, vs in (grid or {}).items()}
-    bad = sorted(set(grid) - set(GRID_FIELDS))
+    """Every (grid point, seed) of a sweep: the product of the grid's values, each with every
+    seed. Train keys (``train.lr``; the prefix may be left out) must be among ``GRID_FIELDS``;
+    model keys (``model.filter_init_bin``) are checked by :func:`check_model_grid`."""
+    def key(k: str) -> str:
+        return k if k.startswith("model.") else k.removeprefix("train.")
+
+    grid = {key(k): [float(v) for v in vs] for k, vs in (grid or {}).items()}
+    bad = sorted(k for k in grid if not k.startswith("model.") and k not in GRID_FIELDS)
     if bad:
         raise TrainingError(f"cannot sweep {bad} inside one program; grid keys must be among "
-                            f"{', '.join('train.' + f for f in GRID_FIELDS)}")
+                            f"{', '.join('train.' + f for f in GRID_FIELDS)} or model fields that only "
+                            f"set the initial state (e.g. model.filter_init_bin)")
     combos = [dict()]
     for k, vs in grid.items():
         if not vs:
-            raise TrainingError(f"grid train.{k} has no values")
+            raise TrainingError(f"grid {k} has no values")
         combos = [c | {k: v} for c in combos for v in vs]
     return [(c, int(sd)) for c in combos for sd in seeds]
+
+
+def run_config(cfg: Config, hp: dict[str, float], seed: int) -> Config:
+    """The config of one run of a sweep: its seed and grid point (train fields and model fields)."""
+    model = {k.removeprefix("model."): _cast(cfg.model, k.removeprefix("model."), v)
+             for k, v in hp.items() if k.startswith("model.")}
+    train = {k: v for k, v in hp.items() if not k.startswith("model.")}
+    return dataclasses.replace(cfg, name=cfg.name + (f"[{run_label(hp)}]" if hp else ""),
+                               model=dataclasses.replace(cfg.model, **model),
+                               train=dataclasses.replace(cfg.train, seed=seed, **train))
+
+
+def _cast(model_cfg, field: str, value: float):
+    if not hasattr(model_cfg, field):
+        raise TrainingError(f"grid model.{field}: ModelConfig has no field {field!r}")
+    cur = getattr(model_cfg, field)
+    if isinstance(cur, bool) or not isinstance(cur, (int, float)):
+        raise TrainingError(f"grid model.{field}: only numeric fields can be swept (it is {cur!r})")
+    if isinstance(cur, int):
+        if value != int(value):
+            raise TrainingError(f"grid model.{field}: {value} is not an integer")
+        return int(value)
+    return float(value)
+
+
+def check_model_grid(cfg: Config, run_cfgs: Sequence[Config], train_data) -> None:
+    """A model field may vary inside one program only if it changes nothing but the initial
+    state: same state shapes and the same lowered training step and evaluation for every grid
+    point (a field the step reads, e.g. the omega*sigma bound, is refused with
+    the reason; run one sweep per value instead)."""
+    def signature(c: Config):
+        tr = make_train(c)
+        state = jax.eval_shape(tr.init, jax.random.PRNGKey(0))
+        # the lowered program (not the jaxpr: that keeps dead code such as a parameter's initial
+        # value computed outside its initializer), without source locations
+        step = jax.jit(lambda st, d: tr.train_steps(st, d, 1)).lower(state, train_data)
+        ev = jax.jit(tr.evaluate).lower(state, train_data, train_data)
+        return (jax.tree_util.tree_structure(state), jax.tree_util.tree_leaves(state),
+                step.as_text(debug_info=False), ev.as_text(debug_info=False))
+
+    ref = signature(cfg)
+    seen = set()
+    for c in run_cfgs:
+        if c.model in seen or c.model == cfg.model:
+            continue
+        seen.add(c.model)
+        sig = signature(c)
+        if sig[:2] != ref[:2]:
+            raise TrainingError(f"{c.name}: this grid changes the shapes of the state; run one sweep per value")
+        if sig[2:] != ref[2:]:
+            raise TrainingError(f"{c.name}: this model field changes the training step, not only the initial "
+                                f"state, so it cannot vary inside one program; run one sweep per value")
 
 
 def run_label(hp: dict[str, float]) -> str:
@@ -306,8 +362,10 @@ def sweep(
         "corpus": corpus.meta, "causality": causality_record(cfg), "env": environment(),
     }
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
-    run_cfgs = [dataclasses.replace(cfg, name=cfg.name + (f"[{run_label(hp)}]" if hp else ""),
-                                    train=dataclasses.replace(t, seed=sd, **hp)) for hp, sd in runs]
+    run_cfgs = [run_config(cfg, hp, sd) for hp, sd in runs]
+    model_grid = any(k.startswith("model.") for hp, _ in runs for k in hp)
+    if model_grid:
+        check_model_grid(cfg, run_cfgs, train_data)
     seed_dirs = [run_dir / run_label(hp) / f"seed{sd}" if hp else run_dir / f"seed{sd}" for hp, sd in runs]
     for d in seed_dirs:
         d.mkdir(parents=True, exist_ok=True)
@@ -326,7 +384,12 @@ def sweep(
                 _truncate_jsonl(d / "metrics.jsonl", step)
         log(f"resuming sweep {run_dir} from step {step}")
     else:
-        states = init_all(_place(keys, strategy, mesh))
+        if model_grid:  # each run's own initial state (its model fields), then one program for all
+            inits = {c.model: jax.jit(make_train(c).init) for c in run_cfgs}
+            one = [inits[c.model](k) for c, k in zip(run_cfgs, keys)]
+            states = _place(jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *one), strategy, mesh)
+        else:
+            states = init_all(_place(keys, strategy, mesh))
         if grid:
             hps = {f: jnp.asarray([float(hp.get(f, getattr(t, f))) for hp, _ in runs], jnp.float32)
                    for f in GRID_FIELDS}
@@ -420,7 +483,7 @@ def load_seed(run_dir: str | Path, seed: int, step: int | None = None, *, hparam
         meta = ckpt.read_meta(step)
         cfg = Config.from_dict(meta["config"])
         runs = [(hp, sd) for hp, sd in meta["runs"]]
-        want = {k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
+        want = {k if k.startswith("model.") else k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
         matches = [r for r, (hp, sd) in enumerate(runs) if sd == seed and hp == want]
         if not matches:
             raise TrainingError(f"no run with seed {seed} and hparams {want} in this sweep; it holds "
@@ -429,6 +492,5 @@ def load_seed(run_dir: str | Path, seed: int, step: int | None = None, *, hparam
         one = jax.eval_shape(trainer.init, jax.random.PRNGKey(0))
         abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
         states, _ = ckpt.restore(abstract, step)
-    hp = runs[matches[0]][0]
-    run_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed, **hp))
+    run_cfg = run_config(cfg, runs[matches[0]][0], seed)
     return run_cfg, _seed_state(states, matches[0])

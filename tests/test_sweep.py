@@ -110,4 +110,25 @@ def test_hyperparameter_grid_runs_in_one_program_and_equals_single_runs(tmp_path
     losses = {r["final_val_loss"] for r in res.records}
     assert len(losses) == 4  # the grid points really differ
     with pytest.raises(Exception, match="cannot sweep"):
-        sweep(cfg_for(), [0], tmp_path / "bad", grid={"model.n_layer": [1, 2]}, progress=False)
+        sweep(cfg_for(), [0], tmp_path / "bad", grid={"train.batch_size": [4, 8]}, progress=False)
+
+
+def test_model_field_that_only_sets_the_initial_state_grids_inside_one_program(tmp_path):
+    # causal-gauss learns its kernel scale: model.kernel_scale is only its initial value, so the
+    # runs share one training program, and each equals its single run bitwise
+    base = ["model.qk_filter=causal-gauss", "model.kernel_len=8"]
+    res = sweep(cfg_for(*base), [0], tmp_path / "g", grid={"model.kernel_scale": [2.0, 8.0]}, strategy="map",
+                progress=False)
+    assert [r["config"]["model"]["kernel_scale"] for r in res.records] == [2.0, 8.0]
+    for scale, rec in zip([2.0, 8.0], res.records):
+        single = run(cfg_for(*base, f"model.kernel_scale={scale}"), tmp_path / f"s{scale}", progress=False)
+        assert rec["final_val_loss"] == single.final["final_val_loss"] and rec["curve"] == single.final["curve"]
+        _, state = load_seed(tmp_path / "g", 0, hparams={"model.kernel_scale": scale})
+        for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(single.state.params)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # a field the step reads (the omega*sigma bound of MOPE's clamp) or one that changes shapes is refused
+    with pytest.raises(Exception, match="changes the training step"):
+        sweep(cfg_for("model.pos_encoding=morlet"), [0], tmp_path / "b1", grid={"model.mope_bound": [4.0, 5.0]},
+              progress=False)
+    with pytest.raises(Exception, match="shapes"):
+        sweep(cfg_for(), [0], tmp_path / "b2", grid={"model.n_embd": [32, 64]}, progress=False)

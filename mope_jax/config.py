@@ -7,6 +7,8 @@ model, data and train in that order.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import json
 import types
@@ -248,3 +250,28 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
         new_sub = dataclasses.replace(sub, **{fname: _coerce(hints[fname], value, key)})
         cfg = dataclasses.replace(cfg, **{section: new_sub})
     return cfg
+
+
+# --------------------------------------------------------------------------- traced model fields
+
+# Model fields that a training step reads as traced scalars from the train state
+# (``TrainState.hparams``) instead of as Python constants, so that one compiled program can
+# train runs with different values (``mope_jax.sweep`` grids). Modules read them with
+# ``traced_field``; outside a training step (evaluation of a loaded run, audit, generation)
+# the config's own value is used.
+TRACED_MODEL_FIELDS = ("mope_bound",)
+_TRACED: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("mope_jax_traced_fields", default={})
+
+
+@contextlib.contextmanager
+def traced_fields(values: dict[str, Any]):
+    """Inside: ``traced_field(name, default)`` returns ``values[name]`` (a tracer) when present."""
+    token = _TRACED.set(dict(values))
+    try:
+        yield
+    finally:
+        _TRACED.reset(token)
+
+
+def traced_field(name: str, default: Any) -> Any:
+    return _TRACED.get().get(name, default)

@@ -393,7 +393,7 @@ def sweep(
         if grid:
             hps = {f: jnp.asarray([float(hp.get(f, getattr(t, f))) for hp, _ in runs], jnp.float32)
                    for f in GRID_FIELDS}
-            states = states.replace(hparams=_place(hps, strategy, mesh))
+            states = states.replace(hparams={**states.hparams, **_place(hps, strategy, mesh)})
         step = 0
         for d in seed_dirs:
             if _primary():

@@ -38,7 +38,7 @@ import numpy as np
 import optax
 
 from mope_jax.attention import registry
-from mope_jax.config import Config
+from mope_jax.config import TRACED_MODEL_FIELDS, Config, traced_fields
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.data.batches import sample_batch
 from mope_jax.model import GPT, count_params, cross_entropy, init_params
@@ -67,7 +67,14 @@ GRID_FIELDS = ("lr", "weight_decay", "grad_clip")
 
 
 def initial_hparams(cfg: Config) -> dict[str, Array]:
-    return {f: jnp.asarray(getattr(cfg.train, f), jnp.float32) for f in GRID_FIELDS}
+    """The train state's traced scalars: GRID_FIELDS of the train config and the model's
+    TRACED_MODEL_FIELDS (e.g. mope_bound, read by the MOPE clamp during a step)."""
+    return ({f: jnp.asarray(getattr(cfg.train, f), jnp.float32) for f in GRID_FIELDS}
+            | {f: jnp.asarray(getattr(cfg.model, f), jnp.float32) for f in TRACED_MODEL_FIELDS})
+
+
+def _traced(hparams: dict[str, Array]):
+    return traced_fields({f: hparams[f] for f in TRACED_MODEL_FIELDS if f in hparams})
 
 
 # --------------------------------------------------------------------------- optimiser
@@ -176,7 +183,8 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         x, y = sample_batch(batch_key, data, bsz, T)
         if batch_sharding is not None:
             x, y = (jax.lax.with_sharding_constraint(a, batch_sharding) for a in (x, y))
-        value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
+        with _traced(state.hparams):
+            value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = {"loss": value, "grad_norm": optax.tree.norm(grads), "lr": state.hparams["lr"] * unit(state.step)}
@@ -195,7 +203,8 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
                 x, y = sample_batch(jax.random.fold_in(split_key, i), data, bsz, T)
                 return loss(state.params, x, y, None)
 
-            return jax.lax.map(one, jnp.arange(t.eval_batches)).mean()
+            with _traced(state.hparams):
+                return jax.lax.map(one, jnp.arange(t.eval_batches)).mean()
 
         k_train, k_val = jax.random.split(key)
         return {"train": split_loss(train_data, k_train), "val": split_loss(val_data, k_val)}

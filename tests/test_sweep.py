@@ -120,15 +120,34 @@ def test_model_field_that_only_sets_the_initial_state_grids_inside_one_program(t
     res = sweep(cfg_for(*base), [0], tmp_path / "g", grid={"model.kernel_scale": [2.0, 8.0]}, strategy="map",
                 progress=False)
     assert [r["config"]["model"]["kernel_scale"] for r in res.records] == [2.0, 8.0]
-    for scale, rec in zip([2.0, 8.0], res.records):
+    assert res.records[0]["final_val_loss"] != res.records[1]["final_val_loss"]
+    for scale, rec in [(8.0, res.records[1])]:  # one grid point against its single run
         single = run(cfg_for(*base, f"model.kernel_scale={scale}"), tmp_path / f"s{scale}", progress=False)
         assert rec["final_val_loss"] == single.final["final_val_loss"] and rec["curve"] == single.final["curve"]
         _, state = load_seed(tmp_path / "g", 0, hparams={"model.kernel_scale": scale})
+        learned = float(np.exp(state.params["h_0"]["attn"]["CausalKernelFilter_0"]["log_scale"][0]))
+        assert abs(learned - scale) < 0.25 * scale  # started from this run's own initial scale
         for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(single.state.params)):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-    # a field the step reads (the omega*sigma bound of MOPE's clamp) or one that changes shapes is refused
+    # a field the step reads as a constant (RoPE's base) or one that changes shapes is refused
     with pytest.raises(Exception, match="changes the training step"):
-        sweep(cfg_for("model.pos_encoding=morlet"), [0], tmp_path / "b1", grid={"model.mope_bound": [4.0, 5.0]},
+        sweep(cfg_for("model.pos_encoding=none", "model.qk_position=rope"), [0], tmp_path / "b1", grid={"model.rope_base": [100.0, 1e4]},
               progress=False)
     with pytest.raises(Exception, match="shapes"):
         sweep(cfg_for(), [0], tmp_path / "b2", grid={"model.n_embd": [32, 64]}, progress=False)
+
+
+def test_omega_sigma_bound_grid_inside_one_program(tmp_path):
+    # the MOPE clamp reads the bound from the train state (TRACED_MODEL_FIELDS): one program
+    # trains bounds 4 and 6, each equal to its single run bitwise, and they really differ
+    base = ["model.pos_encoding=morlet"]
+    res = sweep(cfg_for(*base), [0], tmp_path / "g", grid={"model.mope_bound": [4.0, 6.0]}, strategy="map",
+                progress=False)
+    for bound, rec in [(6.0, res.records[1])]:  # one grid point against its single run
+        single = run(cfg_for(*base, f"model.mope_bound={bound}"), tmp_path / f"s{bound}", progress=False)
+        assert rec["final_val_loss"] == single.final["final_val_loss"] and rec["curve"] == single.final["curve"]
+        _, state = load_seed(tmp_path / "g", 0, hparams={"model.mope_bound": bound})
+        assert float(state.hparams["mope_bound"]) == bound
+        for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(single.state.params)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert res.records[0]["final_val_loss"] != res.records[1]["final_val_loss"]

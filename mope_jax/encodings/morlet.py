@@ -29,6 +29,7 @@ import flax.linen as nn
 import jax.numpy as jnp
 import numpy as np
 
+from mope_jax.config import traced_field
 from mope_jax.typing import Array
 
 OMEGA_MAX = 0.95 * math.pi  # rad/token, the authors' cap (below the Nyquist limit pi)
@@ -139,8 +140,11 @@ class MorletPositionalEncoding(nn.Module):
         log_omega = self.param("log_omega", lambda key, shape: jnp.asarray(lo), (n,))
         log_sigma = self.param("log_sigma", lambda key, shape: jnp.asarray(ls), (n,))
         center = self.param("center", nn.initializers.zeros, (n,)) if self.learn_center else None
+        # inside a training step the bound is the train state's traced value (one program can
+        # train several bounds); it equals self.bound for a run of this config
+        bound = traced_field("mope_bound", self.bound)
         if self.constraint == "penalty":
             self.sow("aux_loss", "mope_penalty",
-                     self.penalty_weight * admissibility_penalty(log_omega, log_sigma, bound=self.bound))
+                     self.penalty_weight * admissibility_penalty(log_omega, log_sigma, bound=bound))
         return morlet_encoding(positions, log_omega, log_sigma, center=center, constraint=self.constraint,
-                               bound=self.bound)
+                               bound=bound)

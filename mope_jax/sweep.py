@@ -403,7 +403,7 @@ def sweep(
 
     target = t.max_steps if stop_after is None else min(t.max_steps, stop_after)
     tokens_per_step = t.batch_size * cfg.model.block_size * R
-    rates, interrupted, t_start = [], False, time.perf_counter()
+    rates, interrupted, t_start, per_seed = [], False, time.perf_counter(), None
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -443,7 +443,7 @@ def sweep(
                 bar.set_postfix({"loss": f"{losses[:, -1].mean():.4f}"}, refresh=False)
                 bar.update(n)
             if _is_save_point(step, t, target, sigterm.set):
-                spectra = None
+                spectra, per_seed = None, None
                 if spectra_fn is not None:
                     per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
                     spectra = {k: np.stack([p[k] for p in per_seed]) for k in (per_seed[0] or {})}
@@ -458,7 +458,7 @@ def sweep(
     wall = time.perf_counter() - t_start
     records = []
     for r, (run_cfg, d) in enumerate(zip(run_cfgs, seed_dirs)):
-        rec = summarize(d, run_cfg, meta, [x / R for x in rates])
+        rec = summarize(d, run_cfg, meta, [x / R for x in rates], spectra=per_seed[r] if per_seed else None)
         rec.update(sweep={"strategy": strategy, "data_parallel": data_parallel, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
         if step >= t.max_steps and _primary():
             (d / "final.json").write_text(json.dumps(rec, indent=2) + "\n")

@@ -420,9 +420,11 @@ def run(
     evals, rates, interrupted = [], [], False
     last_good = ckpt.latest_step()
 
+    last_spectra = None
+
     def save(state):
-        nonlocal last_good
-        spectra = spectra_fn(cfg, state) if spectra_fn else None
+        nonlocal last_good, last_spectra
+        spectra = last_spectra = spectra_fn(cfg, state) if spectra_fn else None
         ckpt.save(int(state.step), state, meta, spectra)
         last_good = int(state.step)
 
@@ -467,13 +469,19 @@ def run(
     if not rates and final_path.exists():  # a finished run, opened again: keep its record
         final = json.loads(final_path.read_text())
     else:
-        final = summarize(run_dir, cfg, meta, rates)
+        final = summarize(run_dir, cfg, meta, rates, spectra=last_spectra)
         if step >= t.max_steps:
             final_path.write_text(json.dumps(final, indent=2) + "\n")
     return RunResult(run_dir, cfg, state, final, interrupted=interrupted or step < t.max_steps)
 
 
-def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[float]) -> dict[str, Any]:
+SPECTRA_MAX_VALUES = 4096  # larger learned arrays stay in the checkpoint only
+
+
+def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[float],
+              spectra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's record (``final.json``); ``spectra``: the learned spectra of the final state
+    (omega, sigma, filter centres, RoPE energies...), kept when small enough for JSON."""
     recs = read_metrics(run_dir)
     ev = [(r["step"], r["eval_val"], r["eval_train"]) for r in recs if "eval_val" in r]
     steady = rates[1:] if len(rates) > 1 else rates  # the first chunk includes compilation
@@ -491,6 +499,8 @@ def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[floa
         "causality": meta["causality"],
         "env": meta["env"],
         "config": cfg.to_dict(),
+        "spectra": {k: np.asarray(v).tolist() for k, v in (spectra or {}).items()
+                    if np.asarray(v).size <= SPECTRA_MAX_VALUES},
     }
 
 

@@ -151,3 +151,12 @@ def test_omega_sigma_bound_grid_inside_one_program(tmp_path):
         for a, b in zip(jax.tree_util.tree_leaves(state.params), jax.tree_util.tree_leaves(single.state.params)):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert res.records[0]["final_val_loss"] != res.records[1]["final_val_loss"]
+    # every record carries its learned spectra (each run's clamp holds omega*sigma >= its bound),
+    # and the report plots them next to the loss curves
+    for bound, rec in zip([4.0, 6.0], res.records):
+        omega, sigma = np.asarray(rec["spectra"]["mope_omega"]), np.asarray(rec["spectra"]["mope_sigma"])
+        assert omega.shape == (16,) and np.min(omega * sigma) >= bound * (1 - 1e-5)
+    from mope_jax.analysis.report import write_report
+
+    md = write_report([tmp_path / "g"], tmp_path / "report" / "table.md").read_text()
+    assert (tmp_path / "report" / "table_spectra.png").stat().st_size > 0 and "table_spectra.png" in md

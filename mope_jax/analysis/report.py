@@ -126,6 +126,28 @@ RECORDS_TEXT = ("Final val loss in nats/token; mean, sample std and 95% t-interv
                 "of each run (per seed).")
 
 
+def plot_spectra(records: list[dict[str, Any]], path: str | Path) -> Path | None:
+    """The learned MOPE spectra of every config: sigma against omega of all its seeds pooled,
+    with the hyperbola omega sigma = bound (None when no record holds MOPE spectra)."""
+    panels, bound = {}, None
+    for name, g in sorted(group(records).items()):
+        sp = [r.get("spectra") or {} for r in g["records"]]
+        sp = [x for x in sp if "mope_omega" in x and "mope_sigma" in x]
+        if not sp:
+            continue
+        panels[f"{name} ({len(sp)} seeds)"] = {"omega": np.concatenate([np.ravel(x["mope_omega"]) for x in sp]),
+                                               "sigma": np.concatenate([np.ravel(x["mope_sigma"]) for x in sp])}
+        bound = bound or g["records"][0].get("config", {}).get("model", {}).get("mope_bound")
+    if not panels:
+        return None
+    try:
+        from mope_jax.analysis.spectra import plot_sigma_omega
+
+        return plot_sigma_omega(path, panels, bound=bound or 5.0)
+    except ImportError:  # matplotlib is optional
+        return None
+
+
 def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | None = None,
                  command: str | None = None, title: str = "Results", notes: str = "") -> Path:
     """Markdown table (+ PNG curves and the JSON it is rendered from, beside it) from the records
@@ -139,11 +161,13 @@ def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | No
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     png = plot_curves(records, out.with_suffix(".png"))
+    spectra_png = plot_spectra(records, out.with_name(out.stem + "_spectra.png"))
     payload = {
         "renderer": "mope_jax.analysis.report:render_records",
         "title": title, "command": command or " ".join(shlex.quote(a) for a in ["mope-jax", *sys.argv[1:]]),
         "provenance": provenance(command), "baseline": baseline, "notes": notes,
         "plot": None if png is None else png.name,
+        "spectra_plot": None if spectra_png is None else spectra_png.name,
         "records": [{k: r[k] for k in RECORD_KEYS if k in r} for r in records],
         "summary": {name: {"values": g["values"], "seeds": g["seeds"], **summarize(g["values"]).__dict__}
                     for name, g in group(records).items()},
@@ -163,6 +187,8 @@ def render_records(payload: dict[str, Any], json_path: str | Path) -> dict[str, 
         body += [payload["notes"], ""]
     if payload.get("plot"):
         body += [f"![val loss curves]({payload['plot']})", ""]
+    if payload.get("spectra_plot"):
+        body += [f"![learned spectra: sigma against omega of every seed]({payload['spectra_plot']})", ""]
     return {Path(json_path).with_suffix(".md").name: "\n".join(body)}
 
 

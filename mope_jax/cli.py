@@ -270,8 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with shard: K devices per seed split every batch (mesh seed x data; default 1)")
     p.add_argument("--grid", action="append", metavar="train.FIELD=V1,V2",
                    help="also sweep inside the same program a shape-free train field (lr, weight_decay, "
-                        "grad_clip) or a model field that only sets the initial state (e.g. "
-                        "model.kernel_scale); repeatable")
+                        "grad_clip), the omega*sigma bound (model.mope_bound), or a model field that only "
+                        "sets the initial state (e.g. model.kernel_scale); repeatable")
     p.add_argument("--run-dir", default=None)
     p.add_argument("--stop-after", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")

@@ -17,10 +17,10 @@ Every seed of a sweep uses the per-seed step of :func:`mope_jax.train.make_train
 same chunk grid as :func:`mope_jax.train.run`, so seed s of a sweep reproduces ``run`` with
 ``train.seed=s``: bitwise on CPU for ``map``, ``shard`` and ``sequential``. ``vmap`` is not:
 XLA:CPU fuses and emits the batched backward pass differently from the one-seed program
-(measured ~1e-8 in one step's gradients, ~1e-6 in parameters after 10 steps; README, "Seed
-sweeps"), so it is the accelerator strategy and ``auto`` never picks it on CPU. Sweeps checkpoint the
-stacked states with Orbax (with their sharding), resume, and write one ``seed<s>/final.json``
-record per seed, the same format as ``run``.
+(the differences of every strategy: ``python experiments/sweep_rounding.py`` ->
+experiments/results/sweeps/rounding.md), so it is the accelerator strategy and ``auto``
+never picks it on CPU. Sweeps checkpoint the stacked states with Orbax (with their sharding),
+resume, and write one ``seed<s>/final.json`` record per seed, the same format as ``run``.
 """
 
 from __future__ import annotations
@@ -197,10 +197,10 @@ class _PerDevice:
     a row of devices along a ``data`` axis) runs the ``map`` program on its own seeds.
 
     This is what ``pmap`` did, without SPMD partitioning: measured on XLA:CPU, a
-    ``shard_map``/``pmap`` program rounds differently from the one-device program (~1e-6 after
-    10 steps), while one ``map`` program per device is bitwise equal to ``run``. The devices run
-    concurrently (JAX dispatch is asynchronous). The price: one compile per seed slot (run in
-    parallel threads; measured at the ``cpu`` preset, first call 6.7 s vs 4.6 s for ``map``). Inputs
+    ``shard_map``/``pmap`` program rounds differently from the one-device program
+    (experiments/results/sweeps/rounding.md), while one ``map`` program per device is bitwise
+    equal to ``run``. The devices run concurrently (JAX dispatch is asynchronous). The price: one compile per seed slot (run in
+    parallel threads; first-call times in experiments/results/bench/sweeps.md). Inputs
     and outputs are global arrays sharded ``P('seed')`` over ``mesh`` (replicated over
     ``data``), so Orbax saves them with their sharding; under ``jax.distributed`` each process
     runs the slots whose devices it owns.

@@ -45,7 +45,7 @@ def test_sweep_equals_single_runs_bitwise(tmp_path, singles, strategy):
 
 def test_vmap_matches_single_runs_to_float_tolerance(tmp_path, singles):
     # Measured: XLA:CPU fuses and emits vmap's batched backward pass differently from the
-    # one-seed program (~1e-6 in parameters after 10 steps), so vmap is equal to float
+    # one-seed program (experiments/results/sweeps/rounding.md), so vmap is equal to float
     # tolerance, not bitwise (README, "Seed sweeps"); auto never picks it on CPU.
     res = sweep(cfg_for(), SEEDS, tmp_path / "vmap", strategy="vmap", progress=False)
     for r, single in enumerate(singles):

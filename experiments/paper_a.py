@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 from pathlib import Path
@@ -38,7 +37,7 @@ import numpy as np
 
 from mope_jax.analysis import spectra
 from mope_jax.analysis.causality import audit_model
-from mope_jax.analysis.report import rendered_note
+from mope_jax.analysis.report import rendered_note, write_rendered  # noqa: F401 (re-exported to sibling scripts)
 from mope_jax.analysis.stats import summarize
 from mope_jax.attention import registry
 from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
@@ -187,14 +186,6 @@ def paired(p: dict, a: str, b: str) -> dict | None:
     d = [x["val_loss"] - y["val_loss"] for x, y in zip(rows[a]["seeds"], rows[b]["seeds"])]
     m, s, lo, hi = t_interval(d)
     return {"mean": m, "std": s, "ci95": [lo, hi], "per_seed": d}
-
-
-def write_rendered(json_path: Path, render_fn) -> None:
-    """Write what ``render_fn`` makes of the JSON just written (``mope-jax report --regenerate``
-    makes the same files from the same JSON)."""
-    payload = json.loads(Path(json_path).read_text())
-    for name, text in render_fn(payload, Path(json_path)).items():
-        (Path(json_path).parent / name).write_text(text)
 
 
 def render(p: dict, json_path: Path) -> dict[str, str]:

@@ -96,6 +96,7 @@ def main(argv=None) -> dict:
     if args.child:
         print(json.dumps(measure(args.steps, args.child.split(","))))
         return {}
+    from mope_jax.analysis.report import write_rendered
     from mope_jax.train import environment
 
     rows = measure(args.steps, ["map", "sequential", "shard", "vmap", "shard_map"])
@@ -113,8 +114,7 @@ def main(argv=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "rounding.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
-    for name, text in render(json.loads(path.read_text()), path).items():
-        (out / name).write_text(text)
+    for text in write_rendered(path, render).values():
         print(text)
     return doc
 

@@ -423,6 +423,7 @@ def main(argv=None) -> dict:
     size = dict(SIZES[size_name])
     budget = args.budget or (295.0 if args.quick else 1200.0)
     sys.path.insert(0, str(ROOT))
+    from mope_jax.analysis.report import write_rendered
     from mope_jax.presets import model_variants
     from mope_jax.train import environment
 
@@ -473,9 +474,7 @@ def main(argv=None) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench_{size_name}.json").write_text(json.dumps(doc, indent=2) + "\n")
-    for name, text in render(json.loads((out / f"bench_{size_name}.json").read_text()),
-                             out / f"bench_{size_name}.json").items():
-        (out / name).write_text(text)
+    write_rendered(out / f"bench_{size_name}.json", render)
     print(markdown(doc))
     return doc
 

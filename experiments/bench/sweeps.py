@@ -56,6 +56,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     seed_counts = [int(r) for r in args.seeds.split(",")]
     sys.path.insert(0, str(ROOT))
+    from mope_jax.analysis.report import write_rendered
     from mope_jax.train import environment
 
     t_start, deadline = time.time(), time.time() + 3600
@@ -89,8 +90,7 @@ def main(argv=None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "sweeps.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
-    for name, text in render(json.loads(path.read_text()), path).items():
-        (out / name).write_text(text)
+    for text in write_rendered(path, render).values():
         log(text)
     return doc
 

@@ -179,6 +179,17 @@ def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | No
     return out
 
 
+def write_rendered(json_path: str | Path, render_fn) -> dict[str, str]:
+    """Write beside ``json_path`` what ``render_fn(payload, json_path)`` makes of the JSON just
+    written there (``mope-jax report --regenerate`` makes the same files from the same JSON);
+    returns {file name: text}. Experiments call it right after writing their results JSON."""
+    json_path = Path(json_path)
+    files = render_fn(json.loads(json_path.read_text()), json_path)
+    for name, text in files.items():
+        (json_path.parent / name).write_text(text)
+    return files
+
+
 def render_records(payload: dict[str, Any], json_path: str | Path) -> dict[str, str]:
     """The markdown of ``write_report`` from its JSON (the records it used), nothing else."""
     body = [f"# {payload['title']}", "", payload["provenance"], "", rendered_note(payload, json_path), "",

@@ -152,3 +152,41 @@ def test_unrolled_threefry_gives_the_same_bits():
     expect = [_np_threefry2x32((int(key[0]), int(key[1])), (int(count[i]), int(count[i + 37]))) for i in range(37)]
     np.testing.assert_array_equal(draws[True][0][:37], np.array([e[0] for e in expect], np.uint32))
     np.testing.assert_array_equal(draws[True][0][37:], np.array([e[1] for e in expect], np.uint32))
+
+
+def test_threefry_patch_is_gated_on_the_jax_version(monkeypatch):
+    """Active on the tested JAX versions (pyproject bounds jax to them); on any other version it
+    keeps JAX's own (rolled) lowering and says why."""
+    from jax._src.random.threefry2x32 import threefry_2x32
+
+    from mope_jax import perf
+
+    key, count = np.array([1, 2], np.uint32), np.arange(8, dtype=np.uint32)
+    assert perf.supported(jax.__version__), f"pyproject allows jax {jax.__version__}, perf.TESTED_JAX does not"
+    assert perf.fast_cpu_threefry(True) and perf.threefry_status() == "active"
+    assert not perf.supported("0.11.0") and not perf.supported("1.0") and not perf.supported("garbage")
+    try:
+        perf.fast_cpu_threefry(False)
+        monkeypatch.setattr(jax, "__version__", "0.99.0")
+        assert perf.fast_cpu_threefry(True) is False
+        assert "not a tested version" in perf.threefry_status()
+        hlo = jax.jit(lambda k, c: threefry_2x32(k, c)).lower(key, count).compile().as_text()
+        assert " while(" in hlo  # JAX's own rolled lowering is still the one in effect
+    finally:
+        monkeypatch.undo()
+        perf.fast_cpu_threefry(True)
+    assert perf.threefry_unrolled()
+
+
+def test_pyproject_bounds_jax_to_the_tested_versions():
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    from mope_jax import perf
+
+    deps = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    spec = next(d for d in deps["dependencies"] if d.startswith("jax"))
+    upper = spec.split("<")[1].strip()
+    major, minor = (int(x) for x in upper.split(".")[:2])
+    assert (major, minor) > max(perf.TESTED_JAX) and (major, minor - 1) in perf.TESTED_JAX, spec

@@ -53,6 +53,10 @@ class ModelConfig:
     rope_yarn_alpha: float = 1.0
     rope_yarn_beta: float = 32.0
     gelu_approximate: bool = False
+    # "float32", or "bfloat16" (opt-in mixed precision, changes the numbers): matmul inputs
+    # rounded to bf16 with float32 accumulation; parameters, residual stream, LayerNorm,
+    # softmax and loss stay float32 (attention/core.py).
+    compute_dtype: str = "float32"
     # Paper A, MOPE (pos_encoding="morlet", encodings/morlet.py); defaults = the paper.
     # init: "boundary" (sigma = bound/omega) or "off" (sigma = 2 bound/omega);
     # constraint: "clamp" (the paper's projection) | "penalty" (soft, weight mope_penalty) | "none".

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from mope_jax.attention import registry
-from mope_jax.attention.core import SelfAttention
+from mope_jax.attention.core import SelfAttention, dense, matmul_dtype, mm_einsum
 from mope_jax.config import ModelConfig
 from mope_jax.typing import Array, Params
 
@@ -59,10 +59,9 @@ class MLP(nn.Module):
     @nn.compact
     def __call__(self, x: Array, *, deterministic: bool) -> Array:
         cfg = self.cfg
-        init = nn.initializers.normal(cfg.init_std)
-        h = nn.Dense(4 * cfg.n_embd, use_bias=cfg.use_bias, kernel_init=init, name="c_fc")(x)
+        h = dense(cfg, 4 * cfg.n_embd, "c_fc")(x)
         h = gelu(h, approximate=cfg.gelu_approximate)
-        h = nn.Dense(cfg.n_embd, use_bias=cfg.use_bias, kernel_init=init, name="c_proj")(h)
+        h = dense(cfg, cfg.n_embd, "c_proj")(h)
         return nn.Dropout(cfg.dropout)(h, deterministic=deterministic)
 
 
@@ -105,9 +104,12 @@ class GPT(nn.Module):
         for i in range(cfg.n_layer):
             x = Block(cfg, name=f"h_{i}")(x, positions, deterministic=deterministic)
         x = nn.LayerNorm(epsilon=1e-5, use_bias=cfg.use_bias, name="ln_f")(x)
+        mm = matmul_dtype(cfg.compute_dtype)
         if cfg.tie_embeddings:
+            if mm is not None:
+                return mm_einsum("BTE,VE->BTV", x, wte.embedding, mm)
             return wte.attend(x).astype(jnp.float32)
-        head = nn.Dense(cfg.vocab_size, use_bias=False, kernel_init=nn.initializers.normal(cfg.init_std), name="lm_head")
+        head = dense(cfg, cfg.vocab_size, "lm_head", use_bias=False)
         return head(x).astype(jnp.float32)
 
 

@@ -20,6 +20,36 @@ from mope_jax.typing import Array
 
 NEG_INF = -1e30  # finite, so fully masked rows cannot produce NaN
 
+# model.compute_dtype -> the dtype matmul inputs are rounded to (None: float32 throughout).
+# "bfloat16" is the usual mixed-precision recipe: parameters, the residual stream, LayerNorm,
+# softmax and the loss stay float32; the inputs of the Dense layers, the attention einsums and
+# the tied LM head are rounded to bf16 and multiplied with float32 accumulation and output.
+COMPUTE_DTYPES = {"float32": None, "bfloat16": jnp.bfloat16}
+
+
+def matmul_dtype(name: str):
+    """model.compute_dtype -> jnp dtype of matmul inputs, or None for float32."""
+    try:
+        return COMPUTE_DTYPES[name]
+    except KeyError:
+        raise ValueError(f"model.compute_dtype={name!r}; use one of {sorted(COMPUTE_DTYPES)}") from None
+
+
+def mm_einsum(spec: str, a: Array, b: Array, dtype=None) -> Array:
+    """jnp.einsum; with dtype (bf16) the inputs are rounded to it and accumulated in float32."""
+    if dtype is None:
+        return jnp.einsum(spec, a, b)
+    return jnp.einsum(spec, a.astype(dtype), b.astype(dtype), preferred_element_type=jnp.float32)
+
+
+def dense(cfg, features: int, name: str, *, use_bias: bool | None = None) -> nn.Dense:
+    """The model's Dense layer: N(0, init_std) kernel, cfg.use_bias, cfg.compute_dtype matmul."""
+    dtype = matmul_dtype(cfg.compute_dtype)
+    mixed = {} if dtype is None else {
+        "dtype": dtype, "dot_general": lambda *a, **k: jax.lax.dot_general(*a, **k, preferred_element_type=jnp.float32)}
+    return nn.Dense(features, use_bias=cfg.use_bias if use_bias is None else use_bias,
+                    kernel_init=nn.initializers.normal(cfg.init_std), name=name, **mixed)
+
 
 def causal_mask(t: int, s: int | None = None) -> Array:
     """(T, S) bool, True where key j may be seen by query i: j <= i + (S - T)."""
@@ -27,9 +57,10 @@ def causal_mask(t: int, s: int | None = None) -> Array:
     return jnp.arange(s)[None, :] <= jnp.arange(t)[:, None] + (s - t)
 
 
-def dot_product_scores(q: Array, k: Array, head_dim: int) -> Array:
-    """q (B,T,H,D'), k (B,S,H,D') -> scores (B,H,T,S), divided by sqrt(head_dim)."""
-    return jnp.einsum("BTHD,BSHD->BHTS", q, k) / math.sqrt(head_dim)
+def dot_product_scores(q: Array, k: Array, head_dim: int, dtype=None) -> Array:
+    """q (B,T,H,D'), k (B,S,H,D') -> scores (B,H,T,S), divided by sqrt(head_dim).
+    dtype: matmul input dtype (None: as given; bf16: rounded, float32 accumulation)."""
+    return mm_einsum("BTHD,BSHD->BHTS", q, k, dtype) / math.sqrt(head_dim)
 
 
 def attend(
@@ -41,8 +72,10 @@ def attend(
     dropout_rate: float = 0.0,
     dropout_rng: Array | None = None,
     deterministic: bool = True,
+    dtype=None,
 ) -> Array:
-    """scores (B,H,T,S), v (B,S,H,D), mask (T,S) -> out (B,T,H,D)."""
+    """scores (B,H,T,S), v (B,S,H,D), mask (T,S) -> out (B,T,H,D). dtype: matmul input dtype
+    of A V (None: v's; bf16: rounded, float32 accumulation)."""
     if bias is not None and bias.add is not None:
         scores = scores + bias.add
     scores = jnp.where(mask, scores, NEG_INF)
@@ -53,6 +86,8 @@ def attend(
     if bias is not None and bias.log_gate is not None:
         gated = probs * jnp.exp(bias.log_gate)
         probs = gated / jnp.maximum(gated.sum(-1, keepdims=True), 1e-8)
+    if dtype is not None:
+        return mm_einsum("BHTS,BSHD->BTHD", probs, v, dtype)
     return jnp.einsum("BHTS,BSHD->BTHD", probs.astype(v.dtype), v)
 
 
@@ -67,10 +102,8 @@ class SelfAttention(nn.Module):
         cfg = self.cfg
         b, t, e = xn.shape
         h, d = cfg.n_head, cfg.head_dim
-        dense = lambda n, name: nn.Dense(  # noqa: E731
-            n, use_bias=cfg.use_bias, kernel_init=nn.initializers.normal(cfg.init_std), name=name
-        )
-        qkv = dense(3 * e, "c_attn")(xn)  # (B,T,3E)
+        mm = matmul_dtype(cfg.compute_dtype)
+        qkv = dense(cfg, 3 * e, "c_attn")(xn)  # (B,T,3E)
         q, k, v = jnp.split(qkv, 3, axis=-1)
         q, k, v = (a.reshape(b, t, h, d) for a in (q, k, v))  # (B,T,H,D)
 
@@ -90,7 +123,7 @@ class SelfAttention(nn.Module):
             else:
                 scores = out  # the variant computed (B,H,T,S) scores itself
         if scores is None:
-            scores = dot_product_scores(q, k, d)
+            scores = dot_product_scores(q, k, d, mm)
         attn_bias = registry.get("attn_bias", cfg.attn_bias).build(cfg)
         bias = attn_bias(xn, positions, deterministic) if attn_bias is not None else None
 
@@ -103,7 +136,8 @@ class SelfAttention(nn.Module):
             dropout_rate=cfg.dropout,
             dropout_rng=self.make_rng("dropout") if needs_rng else None,
             deterministic=deterministic,
+            dtype=mm,
         )
         y = y.reshape(b, t, e)  # (B,T,H,D) -> (B,T,E)
-        y = dense(e, "c_proj")(y)
+        y = dense(cfg, e, "c_proj")(y)
         return nn.Dropout(cfg.dropout)(y, deterministic=deterministic)

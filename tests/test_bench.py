@@ -45,6 +45,10 @@ def test_summary_arithmetic_and_report():
         "torch": {"result": {"tokens_per_s": 4000.0, "step_s": 1.0}},
         "sweep/1dev": {"result": {"overrides": [], "max_steps": 10, "results": {
             "run/R=1": {"seeds_per_hour": 10.0}, "map/R=4": {"seeds_per_hour": 16.0}}}},
+        "cfg/nanogpt-char/jax": {"result": {"tokens_per_s": 900.0, "step_s": 1.0}},
+        "cfg/nanogpt-char/jax-bf16": {"result": {"tokens_per_s": 1800.0, "step_s": 0.5}},
+        "cfg/nanogpt-char/torch": {"result": {"tokens_per_s": 1000.0, "step_s": 1.0}},
+        "cfg/nanogpt-char/torch/1t": {"result": {"tokens_per_s": 600.0, "step_s": 1.0}},
         "variant/learned": {"result": {"causal": True, "tokens_per_s": 10.0, "compile_s": 1.0, "xla_temp_mb": 1.0}},
         "variant/fnet": {"result": {"causal": False, "tokens_per_s": 20.0, "compile_s": 1.0, "xla_temp_mb": 1.0}},
     }
@@ -55,6 +59,13 @@ def test_summary_arithmetic_and_report():
     assert t["jax_vs_torch>=1.0"] == {"best": "jax/dp2", "value": 0.5, "met": False}
     assert t["causal_filter<=1.3x"]["value"] == 1.25 and t["causal_filter<=1.3x"]["met"]
     assert t["sweep4>=1.5x"]["value"] == 1.6 and t["sweep4>=1.5x"]["met"]
+    # the sizes we train: the ratio is to the faster PyTorch thread setting; reference-b16 reuses
+    # the reference rows; a config without records has no target
+    small = s["configs"]["nanogpt-char"]
+    assert small["torch_best"] == 1000.0 and small["jax_vs_torch"] == 0.9 and small["bf16_vs_f32"] == 2.0
+    assert t["f32_vs_torch>=1.0 @nanogpt-char"] == {"value": 0.9, "met": False}
+    assert t["f32_vs_torch>=1.0 @reference-b16"] == {"value": 0.25, "met": False}
+    assert "f32_vs_torch>=1.0 @mid" not in t
     doc = {"size": "test", "command": "x", "date": "d", "load_before": [0, 0, 0], "load_after": [0, 0, 0],
            "wall_s": 1.0, "env": {k: "?" for k in ("processor", "cpu_count", "platform", "jax", "flax", "python",
                                                    "git_commit")},
@@ -65,6 +76,8 @@ def test_summary_arithmetic_and_report():
     text = run.readme(doc, "bench_test.json")
     assert "| jax_vs_torch>=1.0 (jax/dp2) | 0.50 | **no** | 50% |" in text
     assert "bench_test.json" in text and "Missed targets" in text
+    assert "| f32_vs_torch>=1.0 @nanogpt-char | 0.90 | **no** | 10% |" in text
+    assert "| nanoGPT's character config" in md
 
 
 @pytest.mark.slow

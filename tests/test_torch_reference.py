@@ -26,9 +26,9 @@ def _batch(cfg: ModelConfig, key_int: int = 1) -> tuple[np.ndarray, np.ndarray]:
     return win[:, :-1], win[:, 1:]
 
 
-@pytest.mark.parametrize("approximate,tied", [(False, True), (True, False)])
-def test_torch_loss_and_logits_equal_flax(approximate, tied):
-    cfg = dataclasses.replace(CFG, gelu_approximate=approximate, tie_embeddings=tied)
+@pytest.mark.parametrize("approximate,tied,bias", [(False, True, True), (True, False, True), (False, True, False)])
+def test_torch_loss_and_logits_equal_flax(approximate, tied, bias):
+    cfg = dataclasses.replace(CFG, gelu_approximate=approximate, tie_embeddings=tied, use_bias=bias)
     params = init_params(cfg, jax.random.PRNGKey(0))
     # Bigger weights than the N(0, 0.02) init, so the loss is far from log(V) and the GELU
     # and attention are exercised away from their linear regime.
@@ -54,7 +54,22 @@ def test_torch_reference_rejects_other_variants():
         TorchGPT(dataclasses.replace(CFG, qk_position="rope", pos_encoding="none"))
 
 
-def test_torch_parameter_count_equals_flax():
-    params = init_params(CFG, jax.random.PRNGKey(0))
+@pytest.mark.parametrize("bias", [True, False])
+def test_torch_parameter_count_equals_flax(bias):
+    cfg = dataclasses.replace(CFG, use_bias=bias)
+    params = init_params(cfg, jax.random.PRNGKey(0))
     n_flax = sum(p.size for p in jax.tree_util.tree_leaves(params))
-    assert sum(p.numel() for p in TorchGPT(CFG).parameters()) == n_flax
+    assert sum(p.numel() for p in TorchGPT(cfg).parameters()) == n_flax
+
+
+def test_torch_weight_decay_groups_follow_decay_group():
+    from experiments.bench.torch_ref import param_groups
+    from mope_jax.config import TrainConfig
+
+    model = TorchGPT(CFG)
+    every = param_groups(model, TrainConfig(decay_group="all", weight_decay=0.1))
+    assert len(every) == 1 and len(every[0]["params"]) == len(list(model.parameters()))
+    decay, no_decay = param_groups(model, TrainConfig(decay_group="2d", weight_decay=0.1))
+    assert all(p.dim() >= 2 for p in decay["params"]) and all(p.dim() < 2 for p in no_decay["params"])
+    assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
+    assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))

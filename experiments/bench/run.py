@@ -40,20 +40,34 @@ PROFILE_SECTION = ("where the time goes: profile of one reference step (batch 2)
 
 # Sizes. quick fits in ~4 minutes on 2 cores; full is the same protocol, longer.
 SIZES = {
-    "quick": dict(ref_steps=1, ref_reps=2, torch_steps=1, torch_reps=2,
+    "quick": dict(ref_steps=1, ref_reps=2, torch_steps=1, torch_reps=2, cfg_steps=3, cfg_reps=3,
                   var_overrides=["model.n_layer=1", "model.n_embd=32", "model.n_head=2", "model.block_size=32",
                                  "train.batch_size=8"], var_steps=2, var_reps=2,
                   sweep_overrides=["model.n_layer=2"], sweep_steps=3, sweep_reps=2,
                   sweep_strategies=["map", "vmap"],
                   spec_lengths=[128, 256, 512, 1024, 2048, 4096], spec_batch=1, spec_reps=2, spec_toeplitz_max=2048,
                   mlp_tokens=4096, mlp_reps=3),
-    "full": dict(ref_steps=5, ref_reps=3, torch_steps=5, torch_reps=3,
+    "full": dict(ref_steps=5, ref_reps=3, torch_steps=5, torch_reps=3, cfg_steps=10, cfg_reps=3,
                  var_overrides=["train.batch_size=8"], var_steps=5, var_reps=3,
                  sweep_overrides=[], sweep_steps=10, sweep_reps=3, sweep_strategies=["sequential", "map", "vmap"],
                  spec_lengths=[128, 256, 512, 1024, 2048, 4096], spec_batch=4, spec_reps=5, spec_toeplitz_max=4096,
                  mlp_tokens=4096, mlp_reps=5),
 }
 REF = ["train.batch_size=16"]  # the reference model at batch 16 (issue 8)
+# The sizes we train (issue 14), each timed in JAX (float32, and the opt-in bf16 matmuls) next
+# to the PyTorch reference of the same architecture and optimiser. "reference-b16" reuses the
+# reference section's rows ("jax/1dev", "torch", "torch/1t").
+NANOGPT_CHAR = ["model.block_size=128", "model.n_layer=4", "model.n_head=4", "model.n_embd=128", "model.dropout=0",
+                "model.use_bias=false", "train.batch_size=32", "train.max_steps=1000", "train.lr=1e-3",
+                "train.min_lr=1e-4", "train.warmup_steps=100", "train.decay_group=2d", "train.beta2=0.99"]
+MID = ["model.block_size=256", "model.n_layer=4", "model.n_head=4", "model.n_embd=128", "model.dropout=0.1",
+       "train.batch_size=16"]
+CONFIGS = {
+    "reference-b16": ("reference size: 6 x 256, T=256, 8 heads, batch 16, dropout 0.1", REF),
+    "nanogpt-char": ("nanoGPT's character config: 4 x 128, T=128, 4 heads, batch 32, dropout 0, no biases",
+                     NANOGPT_CHAR),
+    "mid": ("mid scale: 4 x 128, T=256, 4 heads, batch 16, dropout 0.1", MID),
+}
 CAUSAL_FILTER = "causal-gauss"
 # reference-model rows: id -> label; "same numerics" rows compute what the defaults compute
 REF_ROWS = {
@@ -110,6 +124,7 @@ def plan(size: dict, variants: list[str]) -> list[tuple[str, str, list[dict]]]:
             dict(id=f"jax/1dev/{CAUSAL_FILTER}/fft", **ref(["model.conv_impl=fft"], variant=CAUSAL_FILTER)),
             dict(id=f"jax/1dev/{CAUSAL_FILTER}/toeplitz", **ref(["model.conv_impl=toeplitz"], variant=CAUSAL_FILTER)),
         ]),
+        ("the sizes we train: JAX f32 and bf16 next to PyTorch", "", config_tasks(s)),
         ("reference, 1 device, JAX's rolled threefry (as before issue 8)", "ROLLED", [
             dict(id="jax/1dev/rolled", **ref([])),
         ]),
@@ -150,6 +165,34 @@ def plan(size: dict, variants: list[str]) -> list[tuple[str, str, list[dict]]]:
     ]
 
 
+def config_tasks(s: dict) -> list[dict]:
+    """Per CONFIGS entry: JAX 1 device (f32 unless reused, bf16) and PyTorch at 2 and 1 threads."""
+    steps = lambda name: s["ref_steps"] if name == "reference-b16" else s["cfg_steps"]  # noqa: E731
+    reps = lambda name: s["ref_reps"] if name == "reference-b16" else s["cfg_reps"]  # noqa: E731
+    tasks = []
+    for name, (_, ov) in CONFIGS.items():
+        jax_args = dict(steps=steps(name), reps=reps(name))
+        if name != "reference-b16":
+            tasks.append(dict(id=f"cfg/{name}/jax", task="train", args=dict(overrides=ov, **jax_args)))
+        tasks.append(dict(id=f"cfg/{name}/jax-bf16", task="train",
+                          args=dict(overrides=ov + ["model.compute_dtype=bfloat16"], **jax_args)))
+        if name != "reference-b16":
+            for tid, threads in (("torch", os.cpu_count() or 1), ("torch/1t", 1)):
+                tasks.append(dict(id=f"cfg/{name}/{tid}", task="torch",
+                                  args=dict(overrides=ov, steps=steps(name), reps=reps(name), threads=threads)))
+    return tasks
+
+
+def config_rows(recs: dict[str, dict], name: str) -> dict[str, dict | None]:
+    """The records of one CONFIGS entry: jax, jax-bf16, torch, torch/1t (reference-b16 reuses
+    the reference section's)."""
+    if name == "reference-b16":
+        ids = {"jax": "jax/1dev", "jax-bf16": "cfg/reference-b16/jax-bf16", "torch": "torch", "torch/1t": "torch/1t"}
+    else:
+        ids = {k: f"cfg/{name}/{k}" for k in ("jax", "jax-bf16", "torch", "torch/1t")}
+    return {k: _r(recs.get(v)) for k, v in ids.items()}
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -188,6 +231,17 @@ def summarize(recs: dict[str, dict]) -> dict:
         if "mfu" in jax_rows[best]:
             s["targets"]["mfu>=0.5"] = {"best": best, "value": jax_rows[best]["mfu"],
                                        "met": jax_rows[best]["mfu"] >= 0.5}
+    s["configs"] = {}
+    for name in CONFIGS:
+        rows = config_rows(recs, name)
+        torch_best = max([(rows[k] or {}).get("tokens_per_s") or 0.0 for k in ("torch", "torch/1t")]) or None
+        row = {k: (v or {}).get("tokens_per_s") for k, v in rows.items()}
+        row["torch_best"] = torch_best
+        row["jax_vs_torch"] = row["jax"] / torch_best if row["jax"] and torch_best else None
+        row["bf16_vs_f32"] = row["jax-bf16"] / row["jax"] if row["jax-bf16"] and row["jax"] else None
+        s["configs"][name] = row
+        if row["jax_vs_torch"] is not None:
+            s["targets"][f"f32_vs_torch>=1.0 @{name}"] = {"value": row["jax_vs_torch"], "met": row["jax_vs_torch"] >= 1.0}
     base = _r(recs.get("jax/1dev"))
     ratios = {}
     for impl in ("fft", "toeplitz"):
@@ -237,6 +291,14 @@ def markdown(doc: dict, note: str = "") -> str:
         L.append(f"| {REF_ROWS[k]} | {_fmt(row['tokens_per_s'], 0)} | {_fmt(row['step_s'], 3)} | "
                  f"{_fmt(100 * row['mfu'], 1) + '%' if 'mfu' in row else 'n/a'} | {_fmt(row.get('vs_torch'), 2)} | "
                  f"{_fmt(row.get('compile_s'))} | {_fmt(row.get('maxrss_mb'), 0)} |")
+    if summ.get("configs"):
+        L += ["", "## The sizes we train: tokens/s, JAX (1 device) and PyTorch eager, side by side", "",
+              "| config | JAX f32 | JAX bf16 matmuls | PyTorch 2 threads | PyTorch 1 thread | JAX f32 / best PyTorch "
+              "| bf16 / f32 |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, row in summ["configs"].items():
+            L.append(f"| {CONFIGS[name][0]} | {_fmt(row['jax'], 0)} | {_fmt(row['jax-bf16'], 0)} | "
+                     f"{_fmt(row['torch'], 0)} | {_fmt(row['torch/1t'], 0)} | {_fmt(row['jax_vs_torch'], 2)} | "
+                     f"{_fmt(row['bf16_vs_f32'], 2)} |")
     L += ["", "## Targets", "", "| target | value | met |", "|---|---:|---|"]
     for k, v in summ["targets"].items():
         L.append(f"| {k} {('(' + v['best'] + ')') if 'best' in v else ''} | {_fmt(v['value'], 2)} | "
@@ -324,7 +386,7 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         "## Targets", "", "| target | measured | met | short by |", "|---|---:|---|---:|"]
     goal = {"jax_vs_torch>=1.0": 1.0, "mfu>=0.5": 0.5, "sweep4>=1.5x": 1.5}
     for k, v in summ["targets"].items():
-        g = goal.get(k)
+        g = goal.get(k.split(" @")[0], 1.0 if k.startswith("f32_vs_torch") else None)
         short = "" if v["met"] else (f"{100 * (1 - v['value'] / g):.0f}%" if g else
                                      f"{100 * (v['value'] / 1.3 - 1):.0f}% over")
         L.append(f"| {k}{' (' + v['best'] + ')' if 'best' in v else ''} | {_fmt(v['value'], 2)} | "
@@ -337,6 +399,12 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     for k, row in ref.items():
         L.append(f"| {REF_ROWS[k]} | {_fmt(row['tokens_per_s'], 0)} | "
                  f"{_fmt(100 * row['mfu'], 1) + '%' if 'mfu' in row else 'n/a'} | {_fmt(row.get('vs_torch'), 2)} |")
+    if summ.get("configs"):
+        L += ["", "## The sizes we train (1 device, single process)", "",
+              "| config | JAX f32 tokens/s | f32 / best PyTorch | bf16 matmuls / f32 |", "|---|---:|---:|---:|"]
+        for name, row in summ["configs"].items():
+            L.append(f"| {CONFIGS[name][0]} | {_fmt(row['jax'], 0)} | {_fmt(row['jax_vs_torch'], 2)} | "
+                     f"{_fmt(row['bf16_vs_f32'], 2)} |")
     mlp = (_r(recs.get("mlp")) or {}).get("results", {})
     prof = _r(recs.get("profile"))
     L += ["", "## What was measured and tried", "",
@@ -491,6 +559,13 @@ def _tiny_plan(variants: list[str]) -> list[tuple[str, str, list[dict]]]:
             dict(id=f"jax/1dev/{CAUSAL_FILTER}/fft", **tr([], variant=CAUSAL_FILTER)),
             dict(id=f"jax/1dev/{CAUSAL_FILTER}/toeplitz", **tr(["model.conv_impl=toeplitz"], variant=CAUSAL_FILTER))]),
         ("pytorch reference", "", [dict(id="torch", task="torch", args=dict(overrides=small, steps=1, reps=1, threads=1))]),
+        ("the sizes we train", "", [
+            dict(id="cfg/nanogpt-char/jax", task="train", args=dict(overrides=small + ["model.use_bias=false"],
+                                                                    steps=1, reps=1)),
+            dict(id="cfg/nanogpt-char/jax-bf16", task="train", args=dict(
+                overrides=small + ["model.use_bias=false", "model.compute_dtype=bfloat16"], steps=1, reps=1)),
+            dict(id="cfg/nanogpt-char/torch/1t", task="torch", args=dict(overrides=small + ["model.use_bias=false"],
+                                                                         steps=1, reps=1, threads=1))]),
         ("seed sweeps, 1 device", "", [dict(id="sweep/1dev", task="sweep", args=dict(
             seed_counts=[1, 2], strategies=["sequential", "map"], **sw))]),
         ("seed sweeps, 2 host devices", DP2, [dict(id="sweep/dp2", task="sweep", args=dict(

@@ -10,9 +10,12 @@ probabilities and both residual branches, final LayerNorm, tied LM head, biases
 everywhere. ``load_flax_params`` copies a Flax parameter tree into it (Dense kernels (in,
 out) become Linear weights (out, in)).
 
+``model.use_bias=false`` drops every Linear and LayerNorm bias, as nanoGPT's ``bias=False``.
+
 Training step timed here (eager, as a PyTorch user would write it): random windows,
-forward, cross-entropy, backward, clip_grad_norm_(1.0), AdamW(betas 0.9/0.95, weight decay
-0.1 on every parameter, as train.decay_group="all").
+forward, cross-entropy, backward, clip_grad_norm_(train.grad_clip), AdamW(train.beta1/beta2,
+train.weight_decay on every parameter for train.decay_group="all", on the >= 2-D ones only
+for "2d", as nanoGPT's configure_optimizers).
 """
 
 from __future__ import annotations
@@ -26,15 +29,15 @@ from torch import nn
 
 
 class Block(nn.Module):
-    def __init__(self, e: int, h: int, dropout: float, approximate: bool):
+    def __init__(self, e: int, h: int, dropout: float, approximate: bool, bias: bool = True):
         super().__init__()
         self.h, self.dropout, self.approximate = h, dropout, approximate
-        self.ln_1 = nn.LayerNorm(e, eps=1e-5)
-        self.c_attn = nn.Linear(e, 3 * e)
-        self.attn_proj = nn.Linear(e, e)
-        self.ln_2 = nn.LayerNorm(e, eps=1e-5)
-        self.c_fc = nn.Linear(e, 4 * e)
-        self.mlp_proj = nn.Linear(4 * e, e)
+        self.ln_1 = nn.LayerNorm(e, eps=1e-5, bias=bias)
+        self.c_attn = nn.Linear(e, 3 * e, bias=bias)
+        self.attn_proj = nn.Linear(e, e, bias=bias)
+        self.ln_2 = nn.LayerNorm(e, eps=1e-5, bias=bias)
+        self.c_fc = nn.Linear(e, 4 * e, bias=bias)
+        self.mlp_proj = nn.Linear(4 * e, e, bias=bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, e = x.shape
@@ -54,14 +57,14 @@ class TorchGPT(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         if (cfg.pos_encoding, cfg.qk_position, cfg.attn_bias, cfg.qk_filter, cfg.mixer) != (
-                "learned", "none", "none", "none", "attention") or not cfg.use_bias:
-            raise ValueError("the torch reference implements the baseline GPT only (learned positions, biases)")
+                "learned", "none", "none", "none", "attention"):
+            raise ValueError("the torch reference implements the baseline GPT only (learned positions)")
         self.cfg = cfg
         self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
         self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
         self.blocks = nn.ModuleList(
-            Block(cfg.n_embd, cfg.n_head, cfg.dropout, cfg.gelu_approximate) for _ in range(cfg.n_layer))
-        self.ln_f = nn.LayerNorm(cfg.n_embd, eps=1e-5)
+            Block(cfg.n_embd, cfg.n_head, cfg.dropout, cfg.gelu_approximate, cfg.use_bias) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd, eps=1e-5, bias=cfg.use_bias)
         self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
         for name, prm in self.named_parameters():
             if prm.dim() >= 2:
@@ -92,7 +95,8 @@ def load_flax_params(model: TorchGPT, params) -> None:
 
     def norm(dst: nn.LayerNorm, src) -> None:
         dst.weight.copy_(t(src["scale"]))
-        dst.bias.copy_(t(src["bias"]))
+        if dst.bias is not None:
+            dst.bias.copy_(t(src["bias"]))
 
     with torch.no_grad():
         model.wte.weight.copy_(t(params["wte"]["embedding"]))
@@ -116,6 +120,15 @@ def loss(model: TorchGPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
+def param_groups(model: TorchGPT, tr) -> list[dict]:
+    """AdamW groups: weight decay on every parameter (decay_group "all") or on >= 2-D ones ("2d")."""
+    params = list(model.parameters())
+    if tr.decay_group == "all":
+        return [{"params": params, "weight_decay": tr.weight_decay}]
+    return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": tr.weight_decay},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+
+
 def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> dict:
     """Tokens/s of eager training steps of the reference model (preset ``reference`` plus
     overrides), best of ``reps`` groups of ``steps`` steps after one warm-up group."""
@@ -129,7 +142,7 @@ def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> 
     cfg = apply_overrides(get_preset("reference"), overrides)
     m, tr = cfg.model, cfg.train
     model = TorchGPT(m).train()
-    opt = torch.optim.AdamW(model.parameters(), lr=tr.lr, betas=(tr.beta1, tr.beta2), weight_decay=tr.weight_decay)
+    opt = torch.optim.AdamW(param_groups(model, tr), lr=tr.lr, betas=(tr.beta1, tr.beta2))
     data = torch.from_numpy(np.random.default_rng(0).integers(0, m.vocab_size, 100_000))
     bsz, t = tr.batch_size, m.block_size
 

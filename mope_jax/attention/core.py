@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import flax.linen as nn
 import jax
@@ -42,13 +43,39 @@ def mm_einsum(spec: str, a: Array, b: Array, dtype=None) -> Array:
     return jnp.einsum(spec, a.astype(dtype), b.astype(dtype), preferred_element_type=jnp.float32)
 
 
-def dense(cfg, features: int, name: str, *, use_bias: bool | None = None) -> nn.Dense:
+class Dense(nn.Module):
+    """y = x W (+ b) over the last axis, computed on x flattened to 2-D (N, I).
+
+    The same parameters ("kernel" (I, O) ~ N(0, init_std), "bias" (O,) zeros) and values as
+    ``nn.Dense``. Flattening first matters for speed on XLA:CPU: the weight gradient is then
+    the plain matrix product x^T dy of two row-major (N, .) arrays, which XLA's dot takes as
+    it is; with x of rank 3 the contraction runs over two axes (B, T) and XLA materialises a
+    transposed copy of dy (or x) for every layer (experiments/results/bench).
+    """
+
+    features: int
+    use_bias: bool = True
+    init_std: float = 0.02
+    dtype: Any = None  # matmul input dtype (None: float32); see COMPUTE_DTYPES
+
+    @nn.compact
+    def __call__(self, x: Array) -> Array:
+        """x (..., I) -> (..., O)."""
+        kernel = self.param("kernel", nn.initializers.normal(self.init_std), (x.shape[-1], self.features))
+        x2 = x.reshape(-1, x.shape[-1])  # (..., I) -> (N, I)
+        if self.dtype is None:
+            y = x2 @ kernel  # (N, O)
+        else:
+            y = jnp.dot(x2.astype(self.dtype), kernel.astype(self.dtype), preferred_element_type=jnp.float32)
+        if self.use_bias:
+            y = y + self.param("bias", nn.initializers.zeros, (self.features,))[None, :]  # (N,O) + (1,O)
+        return y.reshape(*x.shape[:-1], self.features)  # (N, O) -> (..., O)
+
+
+def dense(cfg, features: int, name: str, *, use_bias: bool | None = None) -> Dense:
     """The model's Dense layer: N(0, init_std) kernel, cfg.use_bias, cfg.compute_dtype matmul."""
-    dtype = matmul_dtype(cfg.compute_dtype)
-    mixed = {} if dtype is None else {
-        "dtype": dtype, "dot_general": lambda *a, **k: jax.lax.dot_general(*a, **k, preferred_element_type=jnp.float32)}
-    return nn.Dense(features, use_bias=cfg.use_bias if use_bias is None else use_bias,
-                    kernel_init=nn.initializers.normal(cfg.init_std), name=name, **mixed)
+    return Dense(features, cfg.use_bias if use_bias is None else use_bias, cfg.init_std,
+                 matmul_dtype(cfg.compute_dtype), name=name)
 
 
 def causal_mask(t: int, s: int | None = None) -> Array:

@@ -268,3 +268,20 @@ def test_renamed_variants_fail_with_the_new_name():
         registry.get("attn_bias", "ega-conv-prefix")
     with pytest.raises(ValueError, match="renamed 'a-ega-conv1-causal'"):
         apply_variant(get_preset("smoke"), "a-ega-conv-causal")
+
+
+def test_ega_m_spectra_are_extracted():
+    """EGA-M's (omega, sigma) per layer and filter reach checkpoints/records (extract_spectra)
+    and eval summaries (boundary statistics, prefix ega_m_), as MOPE's do."""
+    from mope_jax.analysis import spectra
+
+    cfg = ModelConfig(block_size=16, n_layer=2, n_head=2, n_embd=16, vocab_size=13, attn_bias="ega-m",
+                      ega_m_init="off")
+    params = init_params(cfg, jax.random.PRNGKey(0))
+    sp = spectra.extract_spectra(cfg, params)
+    assert sp["ega_m_omega"].shape == sp["ega_m_sigma"].shape == (2, 4)
+    np.testing.assert_allclose(sp["ega_m_omega"][1], math.pi / np.array([3, 7, 15, 31]), rtol=1e-6)
+    np.testing.assert_allclose(sp["ega_m_omega"] * sp["ega_m_sigma"], 10.0, rtol=1e-6)  # off the boundary
+    summary = spectra.eval_summary(cfg, params)
+    assert summary["ega_m_on_boundary_frac"] == 0.0 and summary["ega_m_clamp_active_frac"] == 0.0
+    assert spectra.summarize_spectra(sp)["ega_m_product_min"] == pytest.approx(10.0, rel=1e-6)

@@ -69,9 +69,15 @@ class ModelConfig:
     # (0 = one per frequency); init sigma_i = morlet_rope_init / theta_i.
     morlet_rope_groups: int = 0
     morlet_rope_init: float = 5.0
-    # EGA (attn_bias="ega-n" / "ega-n-prefix"): number of mixed energy projections.
+    # EGA (attn_bias="ega-n*"): number of energy projections whose gates (ega-n) or energies
+    # (ega-n-energymix) are mixed.
     ega_n: int = 4
-    ega_conv_len: int = 4  # taps of the causal energy convolution (attn_bias="ega-conv*")
+    ega_conv_len: int = 4  # taps of the one-channel causal energy convolution (attn_bias="ega-conv1*")
+    # EGA-M (attn_bias="ega-m*", attention/ega_m.py): init "boundary" (sigma = bound/omega, the
+    # paper's) | "off" (2 bound/omega); constraint clamp | penalty | none, as MOPE's; the bound
+    # is mope_bound and the penalty weight mope_penalty.
+    ega_m_init: str = "boundary"
+    ega_m_constraint: str = "clamp"
     # Paper C, FourierQK (attention/spectral.py); defaults = the paper.
     # mixer: "attention" or "fnet" (Re FFT2 token mixing in place of attention; non-causal).
     mixer: str = "attention"

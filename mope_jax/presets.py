@@ -103,7 +103,13 @@ def model_variants() -> dict[str, ModelVariant]:
     return dict(_VARIANTS)
 
 
+# model variants renamed by issue 12 (the old name may have meant another computation)
+_RENAMED = {"a-ega-conv-causal": "a-ega-conv1-causal"}
+
+
 def apply_variant(cfg: Config, name: str) -> Config:
+    if name in _RENAMED:
+        raise ValueError(f"variant {name!r} was renamed {_RENAMED[name]!r} (issue 12); use the new name")
     if name not in _VARIANTS:
         raise ValueError(f"unknown variant {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_VARIANTS))}")
     v = _VARIANTS[name]
@@ -144,8 +150,22 @@ register_variant("a-morlet-rope", "Morlet-RoPE (Gaussian envelope in r = m - n p
                  train=_A, pos_encoding="learned", qk_position="morlet-rope")
 register_variant("a-mope-center", "MOPE with learnable envelope centres b0_i", train=_A, pos_encoding="morlet",
                  mope_center=True)
-register_variant("a-ega-conv-causal", "learned table + EGA-C (causal conv energy) with the causal prefix z-norm",
-                 train=_A, pos_encoding="learned", attn_bias="ega-conv-prefix")
+register_variant("a-ega-conv1-causal", "learned table + ONE-channel causal conv energy (ours, not the paper's "
+                 "EGA-C), causal prefix z-norm", train=_A, pos_encoding="learned", attn_bias="ega-conv1-prefix")
+# Paper 1's energy gates (DESIGN.md section 5) on the learned table, as EGA-1: the paper's
+# full-sequence z-norm and our causal prefix twin.
+register_variant("a-ega-n", "learned table + EGA-n (authors' gate mixing, n = model.ega_n), full z-norm "
+                 "(NON-CAUSAL)", train=_A, pos_encoding="learned", attn_bias="ega-n")
+register_variant("a-ega-n-causal", "learned table + EGA-n (authors' gate mixing), causal prefix z-norm", train=_A,
+                 pos_encoding="learned", attn_bias="ega-n-prefix")
+register_variant("a-ega-c", "learned table + EGA-C (squared 2-channel convs, l = 3/7/15/31, gates mixed), full "
+                 "z-norm (NON-CAUSAL)", train=_A, pos_encoding="learned", attn_bias="ega-c")
+register_variant("a-ega-c-causal", "learned table + EGA-C (authors'), causal prefix z-norm", train=_A,
+                 pos_encoding="learned", attn_bias="ega-c-prefix")
+register_variant("a-ega-m", "learned table + EGA-M (Morlet energies, omega sigma = 5 init + clamp), full z-norm "
+                 "(NON-CAUSAL)", train=_A, pos_encoding="learned", attn_bias="ega-m")
+register_variant("a-ega-m-causal", "learned table + EGA-M, causal prefix z-norm", train=_A, pos_encoding="learned",
+                 attn_bias="ega-m-prefix")
 
 # Paper C, FourierQK (DESIGN.md section 2). The recipe differs from paper A's reference: no
 # weight tying, warmup 200, weight decay on 2-D weights only, 200 eval batches, and the

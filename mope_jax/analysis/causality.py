@@ -179,6 +179,26 @@ def _small(model_fields: dict[str, Any], seq_len: int, n_layer: int = 2, init_st
     return ModelConfig(**(fields | model_fields))
 
 
+def generic_layernorms(params, key: Array, std: float = AUDIT_INIT_STD):
+    """Move every LayerNorm scale (modules ``ln_*``) from its init 1 to 1 + N(0, std^2).
+
+    At init LN(x) has mean exactly 0 over the width E, so a variant that reads mean_E LN(x)
+    (EGA-M's scalar signal) sees u = 0 and no path through it exists yet; with unequal scales
+    it does, as after training. LN is per position, so no verdict of a causal variant changes.
+    """
+    leaves = jax.tree_util.tree_flatten_with_path(params)[0]
+    keys = iter(jax.random.split(key, max(len(leaves), 1)))
+
+    def move(path, x):
+        names = [getattr(p, "key", "") for p in path]
+        k = next(keys)
+        if len(names) >= 2 and str(names[-2]).startswith("ln_") and names[-1] == "scale":
+            return x + std * jax.random.normal(k, x.shape, x.dtype)
+        return x
+
+    return jax.tree_util.tree_map_with_path(move, params)
+
+
 def audit_registry(*, seq_len: int = 32, n_layer: int = 2, tol: float = DEFAULT_TOL, seed: int = 0,
                    slots: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """Audit a small model built around every registered variant (one slot changed at a time
@@ -201,7 +221,7 @@ def audit_registry(*, seq_len: int = 32, n_layer: int = 2, tol: float = DEFAULT_
         if slots is not None and v.slot not in slots:
             continue
         cfg = _small({v.slot: v.name}, seq_len, n_layer)
-        params = init_params(cfg, jax.random.PRNGKey(seed))
+        params = generic_layernorms(init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2))
         res = audit_model(cfg, params, key=jax.random.PRNGKey(seed + 1), tol=tol)
         rows.append({"slot": v.slot, "variant": v.name, "declared_causal": v.causal, **res.to_dict(),
                      "status": _status(v.causal, res.causal)})
@@ -223,7 +243,7 @@ def audit_model_variants(names: list[str] | None = None, *, seq_len: int = 32, n
             continue
         cfg = _small(v.model, seq_len, n_layer)
         declared = registry.declared_causal(cfg)
-        params = init_params(cfg, jax.random.PRNGKey(seed))
+        params = generic_layernorms(init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2))
         res = audit_model(cfg, params, key=jax.random.PRNGKey(seed + 1), tol=tol)
         rows.append({"slot": "variant", "variant": name, "declared_causal": declared, **res.to_dict(),
                      "status": _status(declared, res.causal)})

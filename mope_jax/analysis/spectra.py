@@ -13,7 +13,11 @@ Paper A families here:
   * ``mope``: omega (rad/token), sigma (tokens) after the configured constraint, the raw
     exp(log .) values, and centres b0 if learned;
   * ``morlet_rope``: sigma per layer, head and frequency group (L, H, G), tokens;
-  * ``ega``: gate slope alpha and threshold tau per layer and head (L, H).
+  * ``ega``: gate slope alpha and threshold tau per layer and head (L, H), (L, H, n) for the
+    mixed paper-1 gates, and their mix weights softmax(scale_w);
+  * ``ega_m``: EGA-M's omega, sigma per layer and filter (L, 4), after the configured
+    constraint (bound ``mope_bound``), raw values, clamp mask, alpha, tau, mix weights; its
+    eval summary has the same boundary statistics as MOPE's, prefixed ``ega_m_``.
 """
 
 from __future__ import annotations
@@ -184,10 +188,53 @@ def _morlet_rope_summary(model_cfg, params):
 
 @register_extractor("ega")
 def _ega_extract(model_cfg, params):
+    """alpha, tau (L, H) for EGA-1, (L, H, n) for the mixed gates, and the mix weights
+    softmax(scale_w) (L, H, n) where present."""
     alpha = _per_layer(params, "ega", "alpha")
     if alpha is None:
         return {}
-    return {"ega_alpha": alpha, "ega_tau": _per_layer(params, "ega", "tau")}
+    out = {"ega_alpha": alpha, "ega_tau": _per_layer(params, "ega", "tau")}
+    scale_w = _per_layer(params, "ega", "scale_w")
+    if scale_w is not None:
+        out["ega_mix"] = np.asarray(jax.nn.softmax(scale_w, axis=-1))
+    return out
+
+
+# --------------------------------------------------------------------------- EGA-M
+
+
+def ega_m_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """EGA-M's learned spectra per layer and filter (L, 4): omega (rad/token) and sigma (tokens)
+    after the configured constraint, raw exp(log .), clamp mask, gate alpha/tau, mix weights."""
+    lo, ls = _per_layer(params, "ega_m", "log_omega"), _per_layer(params, "ega_m", "log_sigma")
+    if lo is None:
+        return {}
+    omega, sigma = constrain(lo, ls, constraint=model_cfg.ega_m_constraint, bound=model_cfg.mope_bound)
+    return {
+        "ega_m_omega": np.asarray(omega),
+        "ega_m_sigma": np.asarray(sigma),
+        "ega_m_raw_omega": np.exp(lo),
+        "ega_m_raw_sigma": np.exp(ls),
+        "ega_m_clamp_active": np.asarray(clamp_active(lo, ls, bound=model_cfg.mope_bound)),
+        "ega_m_alpha": _per_layer(params, "ega_m", "alpha"),
+        "ega_m_tau": _per_layer(params, "ega_m", "tau"),
+        "ega_m_mix": np.asarray(jax.nn.softmax(_per_layer(params, "ega_m", "scale_w"), axis=-1)),
+    }
+
+
+@register_extractor("ega_m")
+def _ega_m_extract(model_cfg, params):
+    return ega_m_values(model_cfg, params)
+
+
+@register_summary("ega_m")
+def _ega_m_summary(model_cfg, params):
+    v = ega_m_values(model_cfg, params)
+    if not v:
+        return {}
+    out = boundary_stats(v["ega_m_omega"].ravel(), v["ega_m_sigma"].ravel(), model_cfg.mope_bound, prefix="ega_m")
+    out["ega_m_clamp_active_frac"] = float(np.mean(v["ega_m_clamp_active"]))
+    return out
 
 
 # --------------------------------------------------------------------------- predictions
@@ -215,11 +262,13 @@ def summarize_spectra(arrays: dict[str, np.ndarray], *, bound: float = 5.0) -> d
     """JSON-able summary of stored spectra (e.g. from :func:`read_spectra`): the MOPE boundary
     statistics when omega/sigma are present, and min/median/max of every other array."""
     out: dict[str, Any] = {}
-    if "mope_omega" in arrays and "mope_sigma" in arrays:
-        out.update(boundary_stats(arrays["mope_omega"], arrays["mope_sigma"], bound))
+    for fam in ("mope", "ega_m"):  # the learned (omega, sigma) families
+        if f"{fam}_omega" in arrays and f"{fam}_sigma" in arrays:
+            out.update(boundary_stats(np.ravel(arrays[f"{fam}_omega"]), np.ravel(arrays[f"{fam}_sigma"]), bound,
+                                      prefix=fam))
     for name, a in arrays.items():
         a = np.asarray(a, np.float64)
-        if a.size and name not in ("mope_clamp_active",):
+        if a.size and name not in ("mope_clamp_active", "ega_m_clamp_active"):
             out[f"{name}_min"], out[f"{name}_median"], out[f"{name}_max"] = (
                 float(a.min()), float(np.median(a)), float(a.max()))
     return out

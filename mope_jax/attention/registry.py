@@ -57,6 +57,7 @@ class Variant:
 
 
 _REGISTRY: dict[tuple[str, str], Variant] = {}
+_RENAMED: dict[tuple[str, str], str] = {}  # (slot, old name) -> new name
 
 
 def register(slot: str, name: str, *, causal: bool, doc: str = ""):
@@ -74,10 +75,19 @@ def register(slot: str, name: str, *, causal: bool, doc: str = ""):
     return deco
 
 
+def rename(slot: str, old: str, new: str) -> None:
+    """Record that variant ``old`` of ``slot`` is now called ``new``: asking for the old name
+    fails with one line naming the new one (a renamed variant may compute something else)."""
+    _RENAMED[(slot, old)] = new
+
+
 def get(slot: str, name: str) -> Variant:
     try:
         return _REGISTRY[(slot, name)]
     except KeyError:
+        if (slot, name) in _RENAMED:
+            raise ValueError(f"{slot} {name!r} was renamed {_RENAMED[(slot, name)]!r} (issue 12); "
+                             "use the new name") from None
         choices = sorted(n for s, n in _REGISTRY if s == slot)
         raise ValueError(f"unknown {slot} {name!r}; choose one of {choices}") from None
 

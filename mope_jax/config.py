@@ -88,12 +88,13 @@ class ModelConfig:
     filter_transform: str = "dft"
     filter_phase: str = "none"
     # causal kernels (qk_filter="causal-gauss" / "causal-mexhat" / "causal-morlet" / "causal-freq")
-    kernel_len: int = 128  # taps K (l1: cut to T before normalising; l2 and causal-freq: K always)
+    kernel_len: int = 128  # taps K (l1: cut to T before normalising; l2: K always)
     kernel_scale: float = 8.0  # a in tokens (init when learned; causal-freq: its fixed envelope)
     kernel_learn_scale: bool = True  # one learned a per head (log_scale), else fixed
     kernel_w0: float = 6.0  # Morlet w0
-    # "l2" unit energy over K taps (the authors' causal Morlet; set by the causal-morlet variants)
-    # | "l1" sum_j |h[j]| over min(K, T) taps (ours; the default, what older records trained with).
+    # causal kernels' norm: "l2" unit energy over K taps (the authors' causal Morlet; set by the
+    # causal-morlet and causal-freq variants) | "l1" sum_j |h[j]| over min(K, T) taps (ours;
+    # the default, what older records trained with).
     kernel_norm: str = "l1"
     conv_impl: str = "fft"  # fft (zero-padded to 2T) | toeplitz | direct
 

@@ -207,7 +207,7 @@ register_variant("causal-morlet-l1", "causal complex Morlet kernel, our sum-of-e
                  "learned scale/head", train=_C_KERNEL, qk_filter="causal-morlet", kernel_norm="l1")
 register_variant("causal-freq-qk", "causal complex kernel, learned frequency in [2, F-2] bins inside a fixed "
                  "envelope a=8, 128 taps, unit energy", train={"no_decay": ("log_freq",)}, qk_filter="causal-freq",
-                 kernel_len=128, kernel_scale=8.0)
+                 kernel_len=128, kernel_scale=8.0, kernel_norm="l2")
 register_variant("circular-gauss", "Gaussian kernel by UNPADDED FFT: wraps the future into the past (NON-CAUSAL)",
                  train=_C_KERNEL, qk_filter="circular-gauss")
 register_variant("fnet", "FNet: Re FFT2 over (T, E) in place of attention, parameter-free (NON-CAUSAL)",

@@ -14,6 +14,11 @@ Paper A families here:
     exp(log .) values, and centres b0 if learned;
   * ``morlet_rope``: sigma per layer, head and frequency group (L, H, G), tokens;
   * ``ega``: gate slope alpha and threshold tau per layer and head (L, H).
+
+Paper C family here:
+  * ``qk_filter``: the learned Q/K filter quantities of every layer, stacked (L, ...), named
+    and converted by ``attention.spectral.learned_filter_spectra`` (centres and periods,
+    kernel scales, MexHat-K4 scales, causal learned frequencies).
 """
 
 from __future__ import annotations
@@ -188,6 +193,20 @@ def _ega_extract(model_cfg, params):
     if alpha is None:
         return {}
     return {"ega_alpha": alpha, "ega_tau": _per_layer(params, "ega", "tau")}
+
+
+@register_extractor("qk_filter")
+def _qk_filter_extract(model_cfg, params):
+    from mope_jax.attention.spectral import learned_filter_spectra
+
+    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
+    per_layer: dict[str, list[np.ndarray]] = {}
+    for name in layers:
+        for module in params[name].get("attn", {}).values():
+            if isinstance(module, dict):
+                for q, v in learned_filter_spectra(model_cfg.block_size, module).items():
+                    per_layer.setdefault(q, []).append(v)
+    return {q: np.stack(v) for q, v in per_layer.items() if len(v) == len(layers)}
 
 
 # --------------------------------------------------------------------------- predictions

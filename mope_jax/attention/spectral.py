@@ -332,17 +332,19 @@ def kernel_taps(kind: str, scale: Array, length: int, w0: float = 6.0, norm: str
     return h / jnp.abs(h).sum(-1, keepdims=True)
 
 
-def freq_kernel_taps(freq: Array, scale: float, length: int, t: int) -> Array:
+def freq_kernel_taps(freq: Array, scale: float, length: int, t: int, norm: str = "l2") -> Array:
     """Causal learned-frequency kernel (the phase study's causal SpectralQK, DESIGN.md s. 5):
 
-        h[j] = exp(-j^2 / 2a^2) exp(i 2 pi f j / T) / sqrt(sum_j' exp(-j'^2 / a^2)),  j = 0..K-1
+        h[j] = exp(-j^2 / 2a^2) exp(i 2 pi f j / T) / N,   j = 0..K-1
 
     freq f (H,) in bins of a T-point DFT (cycles per window; 2 pi f / T rad/token), a fixed
-    envelope scale in tokens, K = length taps -> (2,H,K) (Re, Im), unit energy over the K taps.
+    envelope scale in tokens, K = length taps -> (2,H,K) (Re, Im). N as ``kernel_taps``:
+    "l2" sqrt(sum_j |h[j]|^2) (unit energy over the K taps), "l1" sum_j |h[j]|.
     """
+    check_choice("kernel_norm", norm, KERNEL_NORMS)
     j = jnp.arange(length, dtype=jnp.float32)[None, :]  # (1,K)
-    env = jnp.exp(-0.5 * (j / scale) ** 2)  # (1,K)
-    env = env / jnp.sqrt((env**2).sum())  # |h[j]| = env[j]: unit energy
+    env = jnp.exp(-0.5 * (j / scale) ** 2)  # (1,K) = |h[j]| before normalising
+    env = env / (jnp.sqrt((env**2).sum()) if norm == "l2" else env.sum())
     phase = 2 * math.pi * freq[:, None] * j / t  # (H,K) rad
     return jnp.stack([env * jnp.cos(phase), env * jnp.sin(phase)])  # (2,H,K)
 
@@ -595,8 +597,9 @@ class CausalFreqFilter(nn.Module):
         f_h = clip(exp(log_freq_h), 2, F - 2) bins,  F = T//2 + 1
         q~[t] = sum_{j <= t} h[j] q[t - j] (complex); score = (Re q~ Re k~ + Im q~ Im k~) / sqrt(D)
 
-    a (tokens, ``scale``) is fixed; ``log_freq`` (H,) is learned, init f = ``init_bin``; K =
-    ``length`` taps, unit energy over all K (as the authors' causal Morlet), the first T used.
+    a (tokens, ``scale``) is fixed; ``log_freq`` (H,) is learned, init f = ``init_bin``. norm
+    as CausalKernelFilter: "l2" (the variant's, as the authors' causal Morlet): K = ``length``
+    taps, unit energy over all K, the first T used; "l1": min(K, T) taps, / sum_j |h[j]|.
     One-sided taps and a zero-padded (or Toeplitz) convolution: causal.
     """
 
@@ -605,6 +608,7 @@ class CausalFreqFilter(nn.Module):
     scale: float = 8.0
     length: int = 128
     impl: str = "fft"
+    norm: str = "l2"
 
     @nn.compact
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
@@ -614,7 +618,8 @@ class CausalFreqFilter(nn.Module):
         t = q.shape[1]
         init = jnp.full((self.n_head,), math.log(self.init_bin), jnp.float32)
         freq = causal_freq_bins(self.param("log_freq", lambda key: init), t)  # (H,) bins
-        taps = freq_kernel_taps(freq, self.scale, self.length, t)[..., :t]  # (2,H,min(K,T))
+        n_taps = self.length if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2" else min(self.length, t)
+        taps = freq_kernel_taps(freq, self.scale, n_taps, t, self.norm)[..., :t]  # (2,H,min(K,T))
         return _conv_pair(q, k, taps, CONVS[self.impl])
 
 
@@ -690,6 +695,35 @@ class FNetMixer(nn.Module):
         return fnet_mix(xn)
 
 
+# --------------------------------------------------------------------------- learned spectra
+
+
+def learned_filter_spectra(t: int, module_params: dict) -> dict[str, np.ndarray]:
+    """The learned spectral quantities of one layer's Q/K filter module, in physical units.
+
+    module_params: that module's parameters (any of ``log_center``, ``log_scale``, ``log_s``,
+    ``log_freq``); t = the model's T. Returns (absent parameters give nothing):
+      qk_center (K,H) or (H,) bins and qk_period T / f tokens  (Fourier / MultiFourier / ladder /
+                 mexhat-window / seedc-collapse / morlet-xcorr centres)
+      qk_kernel_scale (H,) tokens                               (causal kernels' a)
+      qk_mexhat_s (H,K) tokens and qk_mexhat_period 2 pi s / sqrt(2) tokens (peak period)
+      qk_freq (H,) bins after the [2, F-2] clamp and qk_freq_period T / f tokens  (causal-freq)
+    """
+    out: dict[str, np.ndarray] = {}
+    if "log_center" in module_params:
+        c = np.exp(np.asarray(module_params["log_center"], np.float64))
+        out |= {"qk_center": c, "qk_period": t / c}
+    if "log_scale" in module_params:
+        out["qk_kernel_scale"] = np.exp(np.asarray(module_params["log_scale"], np.float64))
+    if "log_s" in module_params:
+        s_ = np.exp(np.asarray(module_params["log_s"], np.float64))
+        out |= {"qk_mexhat_s": s_, "qk_mexhat_period": 2 * math.pi * s_ / math.sqrt(2.0)}
+    if "log_freq" in module_params:
+        f = np.asarray(causal_freq_bins(jnp.asarray(module_params["log_freq"]), t), np.float64)
+        out |= {"qk_freq": f, "qk_freq_period": t / f}
+    return out
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -761,7 +795,8 @@ for _kind in KERNELS:
 @register("qk_filter", "causal-freq", causal=True,
           doc="causal complex kernel, learned frequency in [2, F-2] bins inside a fixed envelope a")
 def _causal_freq(cfg):
-    return CausalFreqFilter(cfg.n_head, cfg.filter_init_bin, cfg.kernel_scale, cfg.kernel_len, cfg.conv_impl)
+    return CausalFreqFilter(cfg.n_head, cfg.filter_init_bin, cfg.kernel_scale, cfg.kernel_len, cfg.conv_impl,
+                            check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS))
 
 
 @register("qk_filter", "circular-gauss", causal=False, doc="Gaussian kernel by UNPADDED (circular) FFT: foil")

@@ -5,7 +5,8 @@ Command:  nice -n 5 python experiments/fourierqk.py --scale cpu --data /work/sha
           measured on a 2-core CPU shared with other jobs at load ~15, 9 rows x 3 seeds; use
           --seeds 2 to save a third; reference: paper C's recipe, for a GPU/TPU)
 Writes:   experiments/results/fourierqk/fourierqk_<scale>[_<tag>].{json,md}   (--out, --tag to change)
-Extra rows (not in the default table): --rows learned,mexhat-qk,xcorr-qk --tag extra
+Extra rows (not in the default table): --rows learned,mexhat-window-qk,xcorr-qk --tag extra
+          (``mexhat-window-qk`` was called ``mexhat-qk`` when fourierqk_cpu_extra.json was recorded)
 Claim (paper C, reference scale): val loss baseline 1.474, Random-QK 1.031, Fourier-QK 0.608,
 MultiFourier-QK 0.309 (0.236 +- 0.019 over seeds); causal time-domain kernels do not beat the
 baseline; learned MultiFourier periods ~49/27/10/6 tokens.
@@ -71,11 +72,24 @@ ROWS = [  # (variant, label, paper's val loss or None)
     ("circular-gauss", "Gaussian kernel, unpadded FFT (circular)", None),
     ("fnet", "FNet (Re FFT2 mixing)", None),
     # not in the default table (CPU budget); run with --rows ... --tag extra
-    ("mexhat-qk", "Mexican-hat spectral window", None),
+    ("mexhat-window-qk", "Mexican-hat spectral window (one, learned centre; ours)", None),
     ("xcorr-qk", "irfft Morlet cross-correlation (paper's negative result)", 0.018),
+    # DESIGN.md section 5 (issue 12): the authors' definitions
+    ("fixed-bin-dc", "fixed bin 0 (DC, null test)", None),
+    ("fixed-bin-1", "fixed bin 1", None),
+    ("fixed-bin-4", "fixed bin 4", None),
+    ("fixed-bin-16", "fixed bin 16", None),
+    ("fixed-bin-64", "fixed bin 64", None),
+    ("fixed-bin-nyquist", "fixed bin T/2 (Nyquist, null test)", None),
+    ("fixed-bin-learned", "learned centre (init bin 4)", None),
+    ("mexhat-k4-qk", "MexHat-K4 (4 admissible spectra/head)", None),
+    *[(f"causal-morlet-a{a}", f"causal Morlet, fixed a={a}", None) for a in (2, 4, 8, 16, 32)],
+    ("causal-morlet-l1", "causal complex Morlet kernel, our L1 norm", None),
+    ("causal-freq-qk", "causal learned-frequency kernel", None),
+    ("seedc-collapse-qk", "seed C's per-position weight (our reading)", None),
 ]
 DEFAULT_ROWS = [r[0] for r in ROWS[:9]]
-SURROGATE_ROWS = ("fourier-qk", "multifourier-qk")  # learned bilateral filters: surrogates + controls
+SURROGATE_ROWS = ("fourier-qk", "multifourier-qk", "fixed-bin-learned", "mexhat-k4-qk")  # learned bilateral: surrogates + controls
 
 # Paper C's recipe on top of every scale: untied LM head, weight decay on 2-D weights only.
 RECIPE_C = dict(model=dict(tie_embeddings=False), train=dict(decay_group="2d"))
@@ -223,11 +237,18 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
     bil = [v for v in rows if "phase" in rows[v]["diag"]]
     if bil and base is not None:
         lb = base["diag"]["shuffled"]["val"]
+        legacy = "shared" in rows[bil[0]]["diag"]["phase"]  # results recorded before the authors' surrogates
+        modes = (["shared", "independent", "amplitude", "shift"] if legacy else
+                 [m for m in dg.SURROGATE_LABELS if m in rows[bil[0]]["diag"]["phase"]])
+        heads = (["shared phases", "independent", "amplitude only", "pi/4 shift"] if legacy else
+                 [dg.SURROGATE_LABELS[m] for m in modes])
         L += ["", "Eval-time phase surrogates and metric-distortion controls (seed 0, the same "
               f"{result['num_windows']} val windows; baseline {lb:.3f}). pct_phase = 100 (L_surrogate - L_filter) "
-              "/ (L_baseline - L_filter); '-' when the filter has no gain over the baseline.", "",
-              "| row | filter | shared phases | independent | amplitude only | pi/4 shift | rotation R | "
-              "projection P |", "|---|---|---|---|---|---|---|---|"]
+              "/ (L_baseline - L_filter); '-' when the filter has no gain over the baseline."
+              + ("" if legacy else " The authors' surrogates replace the phase (or rotate both q and k); ours "
+                 "('add-') add a phase, which keeps the q-k cross-spectrum when shared."), "",
+              "| row | filter | " + " | ".join(heads) + " | rotation R | projection P |",
+              "|---|---|" + "---|" * len(heads) + "---|---|"]
         for v in bil:
             ph, me = rows[v]["diag"]["phase"], rows[v]["diag"]["metric"]
 
@@ -235,9 +256,9 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
                 p = dg.pct_phase(x, lf, lb)
                 return f"{x:.3f}" + ("" if np.isnan(p) else f" ({p:.0f}%)")
 
-            L.append(f"| {rows[v]['label']} — NON-CAUSAL | {ph['none']:.3f} | {cell(ph['shared'])} | "
-                     f"{cell(ph['independent'])} | {cell(ph['amplitude'])} | {cell(ph['shift'])} | "
-                     f"{cell(me['rotation'])} | {cell(me['projection'])} |")
+            L.append(f"| {rows[v]['label']} — NON-CAUSAL | {ph['none']:.3f} | "
+                     + " | ".join(cell(ph[m]) for m in modes) + f" | {cell(me['rotation'])} | "
+                     f"{cell(me['projection'])} |")
     L += ["", "## Answer computed from the table", ""]
     if base is not None:
         for v in ("causal-gauss", "causal-mexhat", "causal-morlet"):

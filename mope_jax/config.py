@@ -83,17 +83,29 @@ class ModelConfig:
     mixer: str = "attention"
     filter_k: int = 4  # centres per head of qk_filter="multifourier"
     filter_bandwidth: float = 2.0  # Gaussian window width b, in frequency bins
-    filter_init_bin: float = 4.0  # initial centre of fourier / mexhat / morlet-xcorr (bin 4 = period T/4)
+    # initial centre of fourier / mexhat-window / causal-freq / seedc-collapse / morlet-xcorr
+    filter_init_bin: float = 4.0  # bins (bin 4 = period T/4)
     filter_seed: int = 0  # fixed random centres, rotations and phase surrogates
+    # Gaussian/Mexican-hat window norm: "l2" w/||w||_2 (paper C's main code; set by the paper-C
+    # variants) | "l1" w/sum|w| (filter-shape study; the default, what older records trained with).
+    filter_norm: str = "l1"
+    # fixed-bin ladder rung (qk_filter="fixed-bin" / "fixed-bin-learned"), in bins at T=256;
+    # used at bin * T / 256 (same period in tokens): 0 = DC, 128 = Nyquist at every T.
+    filter_fixed_bin: float = 4.0
     # eval-time controls of the bilateral filters: transform dft | rotation | projection;
-    # phase none | shared | independent | amplitude | shift (analysis/diagnostics.py).
+    # phase none | phase_rand | phase_rand_indep | amp_only | phase_shift (the authors') |
+    # add-shared | add-independent | add-shift (ours, additive) (attention/spectral.py).
     filter_transform: str = "dft"
     filter_phase: str = "none"
-    # causal kernels (qk_filter="causal-gauss" / "causal-mexhat" / "causal-morlet")
-    kernel_len: int = 128  # taps K (cut to T)
-    kernel_scale: float = 8.0  # a in tokens (initial value when learned)
+    # causal kernels (qk_filter="causal-gauss" / "causal-mexhat" / "causal-morlet" / "causal-freq")
+    kernel_len: int = 128  # taps K (l1: cut to T before normalising; l2: K always)
+    kernel_scale: float = 8.0  # a in tokens (init when learned; causal-freq: its fixed envelope)
     kernel_learn_scale: bool = True  # one learned a per head (log_scale), else fixed
     kernel_w0: float = 6.0  # Morlet w0
+    # causal kernels' norm: "l2" unit energy over K taps (the authors' causal Morlet; set by the
+    # causal-morlet and causal-freq variants) | "l1" sum_j |h[j]| over min(K, T) taps (ours;
+    # the default, what older records trained with).
+    kernel_norm: str = "l1"
     conv_impl: str = "fft"  # fft (zero-padded to 2T) | toeplitz | direct
 
     @property

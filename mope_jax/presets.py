@@ -186,24 +186,48 @@ register_preset("reference-c", "paper C's recipe on the reference model: untied 
                 "decay, more eval batches; report best_val_loss", "GPU/TPU")(_reference_c)
 
 # Learned filter centres / kernel scales never get weight decay (the paper's choice).
+# The paper-C rows use paper C's main code's L2 window norm (DESIGN.md section 5); the
+# ModelConfig default stays l1 (what older records trained with), so these set it explicitly.
 _C_FFT = {"no_decay": ("log_center",)}
 _C_KERNEL = {"no_decay": ("log_scale",)}
-register_variant("fourier-qk", "Fourier-QK: bilateral FFT filter, 1 learned centre/head (NON-CAUSAL)",
-                 train=_C_FFT, qk_filter="fourier")
-register_variant("multifourier-qk", "MultiFourier-QK: 4 learned centres/head, scores averaged (NON-CAUSAL)",
-                 train=_C_FFT, qk_filter="multifourier")
-register_variant("random-qk", "Random-QK: bilateral FFT filter, fixed random centre/head (NON-CAUSAL)",
-                 qk_filter="random")
-register_variant("mexhat-qk", "bilateral FFT Mexican-hat spectral window, learned centre (NON-CAUSAL)",
-                 train=_C_FFT, qk_filter="mexhat")
+_L2 = {"filter_norm": "l2"}
+register_variant("fourier-qk", "Fourier-QK: bilateral FFT filter, 1 learned centre/head, L2 window (NON-CAUSAL)",
+                 train=_C_FFT, qk_filter="fourier", **_L2)
+register_variant("multifourier-qk", "MultiFourier-QK: 4 learned centres/head, L2 windows, scores averaged "
+                 "(NON-CAUSAL)", train=_C_FFT, qk_filter="multifourier", **_L2)
+register_variant("random-qk", "Random-QK: bilateral FFT filter, fixed random centre/head, L2 window (NON-CAUSAL)",
+                 qk_filter="random", **_L2)
+# Paper C's main ablation: the fixed-bin ladder, sigma = 2 bins, L2, centre a constant; rungs
+# are bins at T = 256, used at bin * T / 256 (attention/spectral.py: ladder_bin).
+for _rung, _bin in (("dc", 0.0), ("1", 1.0), ("4", 4.0), ("16", 16.0), ("64", 64.0), ("nyquist", 128.0)):
+    register_variant(f"fixed-bin-{_rung}", f"paper C ladder: constant Gaussian centre at bin {_bin:g} of T=256 "
+                     f"(bin*T/256 at other T), L2 (NON-CAUSAL)", qk_filter="fixed-bin", filter_fixed_bin=_bin, **_L2)
+register_variant("fixed-bin-learned", "paper C ladder: learned centre/head, init bin 4 of T=256 (4*T/256), L2 "
+                 "(NON-CAUSAL)", train=_C_FFT, qk_filter="fixed-bin-learned", filter_fixed_bin=4.0, **_L2)
+register_variant("mexhat-window-qk", "bilateral FFT, one Mexican-hat window around a learned centre, sum|w| norm; "
+                 "ours, not MexHat-K4 (NON-CAUSAL)", train=_C_FFT, qk_filter="mexhat-window")
+register_variant("mexhat-k4-qk", "MexHat-K4 (filter-shape study): 4 admissible spectra/head, learned scales, "
+                 "scores averaged (NON-CAUSAL)", train={"no_decay": ("log_s",)}, qk_filter="mexhat-k4")
+register_variant("seedc-collapse-qk", "seed C's reading: per-position weight sum_f w(f) cos(2 pi f t/T) on q, k; "
+                 "no irfft, L2 window", train=_C_FFT, qk_filter="seedc-collapse", **_L2)
 register_variant("xcorr-qk", "irfft Morlet cross-correlation scores, the paper's leaking negative result "
                  "(NON-CAUSAL)", train=_C_FFT, qk_position="morlet-xcorr")
 register_variant("causal-gauss", "causal Gaussian kernel on q/k, learned scale/head (zero-padded FFT conv)",
                  train=_C_KERNEL, qk_filter="causal-gauss")
 register_variant("causal-mexhat", "causal Mexican-hat kernel on q/k, learned scale/head", train=_C_KERNEL,
                  qk_filter="causal-mexhat")
-register_variant("causal-morlet", "causal complex Morlet kernel on q/k (Re, Im stacked), learned scale/head",
-                 train=_C_KERNEL, qk_filter="causal-morlet")
+# The authors' causal Morlet (DESIGN.md section 5): K = 128 taps always, unit energy (L2).
+_MORLET = {"qk_filter": "causal-morlet", "kernel_norm": "l2", "kernel_len": 128}
+register_variant("causal-morlet", "causal complex Morlet kernel on q/k (Re, Im stacked), 128 taps, unit energy, "
+                 "learned scale/head (init a=8)", train=_C_KERNEL, kernel_scale=8.0, **_MORLET)
+for _a in (2, 4, 8, 16, 32):
+    register_variant(f"causal-morlet-a{_a}", f"causal complex Morlet kernel, fixed scale a={_a} tokens, 128 taps, "
+                     "unit energy", kernel_scale=float(_a), kernel_learn_scale=False, **_MORLET)
+register_variant("causal-morlet-l1", "causal complex Morlet kernel, our sum-of-envelope norm over min(128, T) taps, "
+                 "learned scale/head", train=_C_KERNEL, qk_filter="causal-morlet", kernel_norm="l1")
+register_variant("causal-freq-qk", "causal complex kernel, learned frequency in [2, F-2] bins inside a fixed "
+                 "envelope a=8, 128 taps, unit energy", train={"no_decay": ("log_freq",)}, qk_filter="causal-freq",
+                 kernel_len=128, kernel_scale=8.0, kernel_norm="l2")
 register_variant("circular-gauss", "Gaussian kernel by UNPADDED FFT: wraps the future into the past (NON-CAUSAL)",
                  train=_C_KERNEL, qk_filter="circular-gauss")
 register_variant("fnet", "FNet: Re FFT2 over (T, E) in place of attention, parameter-free (NON-CAUSAL)",

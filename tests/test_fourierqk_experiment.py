@@ -41,7 +41,9 @@ def test_smoke_run_writes_labelled_results(shakespeare_path, tmp_path):
     assert rows["learned"]["declared_causal"] and rows["learned"]["diag"]["audit"]["causal"]
     four = rows["fourier-qk"]
     assert not four["declared_causal"] and not four["diag"]["audit"]["causal"]  # measured leak
-    assert set(four["diag"]["phase"]) == {"none", "shared", "independent", "amplitude", "shift"}
+    assert set(four["diag"]["phase"]) == {"none", "phase_rand", "phase_rand_indep", "amp_only", "phase_shift",
+                                         "add-shared", "add-independent", "add-shift"}
+    assert four["model_overrides"]["filter_norm"] == "l2"  # the record says which window norm
     assert len(four["final_val"]) == 1 and four["final_val"][0] < 4.5
     md = (tmp_path / "fourierqk_smoke.md").read_text()
     assert "Fourier-QK — NON-CAUSAL" in md and "Command:" in md and "Machine:" in md

@@ -3,9 +3,14 @@
 * shuffled validation: one global random permutation of the val tokens;
   gap = loss(shuffled val) - loss(val). A model that reads order has a large gap; the paper
   reads a small gap as a leak sign. (The direct test is the causality audit.)
-* phase surrogates (eval time, bilateral FFT filters only; ``model.filter_phase``): random
-  phases shared by Q and K, independent phases, amplitude only, constant pi/4 shift.
-  ``pct_phase`` = 100 (L_surrogate - L_filter) / (L_baseline - L_filter): the share of the
+* eval-time surrogates (bilateral FFT filters only; ``model.filter_phase``; definitions in
+  ``attention/spectral.py: apply_phase_surrogate``). The authors' (DESIGN.md section 5):
+  ``phase_rand`` replaces the phase by a random phi per (batch row, frequency, head), shared by
+  the channels and by Q and K; ``phase_rand_indep`` independent phi for Q and K and per
+  channel; ``amp_only`` irfft(|Z|); ``phase_shift`` rotates Q's and K's spectra by pi/4.
+  Ours, earlier, ADDED to the phase: ``add-shared`` (shared by Q and K, so the Q-K
+  cross-spectrum is kept exactly: a weaker test), ``add-independent``, ``add-shift`` (Q only).
+  ``SURROGATE_LABELS`` names each in tables. ``pct_phase`` = 100 (L_surrogate - L_filter) / (L_baseline - L_filter): the share of the
   filter's gain over the baseline that is lost when the phase is destroyed (100 = all of it;
   > 100 = worse than the baseline). The paper summary names the measurement but gives no
   formula; this is our definition.
@@ -90,9 +95,21 @@ def shuffled_gap(model_cfg: ModelConfig, params: Params, val: np.ndarray, *, see
     return {"val": lv, "shuffled": ls, "gap": ls - lv}
 
 
+# Table headers: which surrogate is whose, and what it does (DESIGN.md section 5).
+SURROGATE_LABELS = {
+    "phase_rand": "phase_rand (authors': phase replaced, shared q/k)",
+    "phase_rand_indep": "phase_rand_indep (authors': replaced, independent)",
+    "amp_only": "amp_only (authors': irfft |Z|)",
+    "phase_shift": "phase_shift (authors': q and k rotated pi/4)",
+    "add-shared": "add-shared (ours: phase added, shared q/k, cross-spectrum kept)",
+    "add-independent": "add-independent (ours: added, independent)",
+    "add-shift": "add-shift (ours: q only shifted pi/4)",
+}
+
+
 def phase_surrogate_losses(model_cfg: ModelConfig, params: Params, val: np.ndarray, *,
                            num_windows: int = 256) -> dict[str, float]:
-    """Val loss with each eval-time phase surrogate ("none" = the trained filter)."""
+    """Val loss with each eval-time surrogate of PHASE_MODES ("none" = the trained filter)."""
     return {mode: eval_loss(dataclasses.replace(model_cfg, filter_phase=mode), params, val, num_windows=num_windows)
             for mode in PHASE_MODES}
 
@@ -146,7 +163,7 @@ def filter_impulse_responses(model_cfg: ModelConfig, params: Params, shape: str 
     out = {}
     for k, c in learned_centers(params).items():
         c = c.reshape(-1, c.shape[-1])  # (K,H)
-        w = WINDOWS[shape](jnp.asarray(c), t // 2 + 1, model_cfg.filter_bandwidth)  # (K,H,F)
+        w = WINDOWS[shape](jnp.asarray(c), t // 2 + 1, model_cfg.filter_bandwidth, model_cfg.filter_norm)  # (K,H,F)
         out[k] = np.roll(np.asarray(jnp.fft.irfft(w, n=t, axis=-1)), t // 2, axis=-1)
     return out
 

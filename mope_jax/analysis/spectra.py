@@ -18,6 +18,11 @@ Paper A families here:
   * ``ega_m``: EGA-M's omega, sigma per layer and filter (L, 4), after the configured
     constraint (bound ``mope_bound``), raw values, clamp mask, alpha, tau, mix weights; its
     eval summary has the same boundary statistics as MOPE's, prefixed ``ega_m_``.
+
+Paper C family here:
+  * ``qk_filter``: the learned Q/K filter quantities of every layer, stacked (L, ...), named
+    and converted by ``attention.spectral.learned_filter_spectra`` (centres and periods,
+    kernel scales, MexHat-K4 scales, causal learned frequencies).
 """
 
 from __future__ import annotations
@@ -235,6 +240,20 @@ def _ega_m_summary(model_cfg, params):
     out = boundary_stats(v["ega_m_omega"].ravel(), v["ega_m_sigma"].ravel(), model_cfg.mope_bound, prefix="ega_m")
     out["ega_m_clamp_active_frac"] = float(np.mean(v["ega_m_clamp_active"]))
     return out
+
+
+@register_extractor("qk_filter")
+def _qk_filter_extract(model_cfg, params):
+    from mope_jax.attention.spectral import learned_filter_spectra
+
+    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
+    per_layer: dict[str, list[np.ndarray]] = {}
+    for name in layers:
+        for module in params[name].get("attn", {}).values():
+            if isinstance(module, dict):
+                for q, v in learned_filter_spectra(model_cfg.block_size, module).items():
+                    per_layer.setdefault(q, []).append(v)
+    return {q: np.stack(v) for q, v in per_layer.items() if len(v) == len(layers)}
 
 
 # --------------------------------------------------------------------------- predictions

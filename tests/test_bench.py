@@ -102,3 +102,12 @@ def test_seed_sweep_benchmark_end_to_end(tmp_path):
     assert "| shard/R=2 (2 host devices) |" in md and "Target (R = 4" not in md  # no R=4 row at this size
     assert sweeps.render(json.loads((tmp_path / "sweeps.json").read_text()), tmp_path / "sweeps.json") == \
         {"sweeps.md": md}
+
+
+def test_layout_task_two_d_dense_keeps_the_bits_and_copies_less():
+    """Our Dense (x flattened to 2-D) against flax's nn.Dense on (B,T,E): the same losses bit
+    for bit, fewer layout copies in the compiled step (the weight gradients' transposes)."""
+    r = measure.task_layout(TINY + ["model.use_bias=false"], steps=2, reps=1)
+    flax_row, ours = r["results"].values()
+    assert r["bitwise_equal_losses"] and len(ours["first_losses"]) == 2
+    assert ours["copy_elements_per_step"] < flax_row["copy_elements_per_step"]

@@ -377,6 +377,66 @@ def task_sweep(seed_counts: list[int], strategies: list[str], preset: str, overr
             "device_count": jax.device_count(), "results": out}
 
 
+def copy_elements(hlo_text: str) -> int:
+    """Elements written by the copy/transpose fusions of a compiled XLA:CPU program (layout
+    changes: data moved, nothing computed)."""
+    import re
+
+    total = 0
+    for m in re.finditer(r"^\s*(?:ROOT )?%([\w.\-]+) = f32\[([\d,]*)\]\{[\d,]*\} fusion\(", hlo_text, re.M):
+        if "copy" in m.group(1) or "transpose" in m.group(1):
+            total += int(np.prod([int(v) for v in m.group(2).split(",") if v]))
+    return total
+
+
+def task_layout(overrides: list[str], steps: int, reps: int) -> dict:
+    """The model's Dense layers (attention/core.py: x flattened to 2-D) against flax's
+    ``nn.Dense`` on the rank-3 input, same parameters: copy/transpose elements in the compiled
+    step, and tokens/s of both, timed alternately in this one process (a fair ratio on a noisy
+    machine). Both must give bitwise-identical losses."""
+    import flax.linen as nn
+    import jax
+
+    import mope_jax.attention.core as core
+    import mope_jax.model as model_mod
+    from mope_jax.config import apply_overrides
+    from mope_jax.presets import get_preset
+    from mope_jax.train import make_train
+
+    def flax_dense(cfg, features, name, *, use_bias=None):
+        return nn.Dense(features, use_bias=cfg.use_bias if use_bias is None else use_bias,
+                        kernel_init=nn.initializers.normal(cfg.init_std), name=name)
+
+    cfg = apply_overrides(get_preset("reference"), overrides)
+    data = _random_tokens(cfg.model.vocab_size)
+    ours = core.dense
+    runs = {}
+    for name, fn in (("flax nn.Dense on (B,T,E)", flax_dense), ("2-D Dense (ours)", ours)):
+        core.dense = model_mod.dense = fn
+        try:
+            trainer = make_train(cfg)
+            state = jax.jit(trainer.init)(jax.random.PRNGKey(0))
+            compiled = jax.jit(trainer.train_steps, static_argnums=2, donate_argnums=0).lower(
+                state, data, steps).compile()
+        finally:
+            core.dense = model_mod.dense = ours
+        state, m = compiled(state, data)
+        runs[name] = {"compiled": compiled, "state": state, "first_losses": np.asarray(m["loss"]).tolist(),
+                      "copy_elements_per_step": copy_elements(compiled.as_text()), "times": []}
+    for _ in range(reps):
+        for r in runs.values():
+            t0 = time.perf_counter()
+            r["state"], m = r["compiled"](r["state"], data)
+            jax.block_until_ready(m)
+            r["times"].append(time.perf_counter() - t0)
+    tokens = steps * cfg.train.batch_size * cfg.model.block_size
+    out = {k: {"copy_elements_per_step": r["copy_elements_per_step"], "tokens_per_s": tokens / min(r["times"]),
+               "all_call_seconds": r["times"], "first_losses": r["first_losses"]} for k, r in runs.items()}
+    a, b = out.values()
+    return {"overrides": overrides, "results": out, "bitwise_equal_losses": a["first_losses"] == b["first_losses"],
+            "speedup": b["tokens_per_s"] / a["tokens_per_s"]}
+
+
 def task_torch(overrides: list[str], steps: int, reps: int, threads: int) -> dict:
     from experiments.bench.torch_ref import time_training
 
@@ -384,7 +444,7 @@ def task_torch(overrides: list[str], steps: int, reps: int, threads: int) -> dic
 
 
 TASKS = {"peak": task_peak, "train": task_train, "variant": task_variant, "mlp": task_mlp,
-         "attention": task_attention, "profile": task_profile,
+         "attention": task_attention, "profile": task_profile, "layout": task_layout,
          "spectral": task_spectral, "sweep": task_sweep, "torch": task_torch}
 
 

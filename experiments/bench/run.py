@@ -148,6 +148,8 @@ def plan(size: dict, variants: list[str]) -> list[tuple[str, str, list[dict]]]:
                                                          reps=s["sweep_reps"])),
         ]),
         ("where the time goes: MLP, attention, spectral filters vs T", "", [
+            dict(id="layout", task="layout", args=dict(overrides=NANOGPT_CHAR, steps=s["cfg_steps"],
+                                                       reps=s["cfg_reps"])),
             dict(id="mlp", task="mlp", args=dict(n_tokens=s["mlp_tokens"], n_embd=256, reps=s["mlp_reps"])),
             dict(id="attention", task="attention", args=dict(batch=4, heads=8, t=256, head_dim=32,
                                                              reps=s["mlp_reps"])),
@@ -320,6 +322,15 @@ def markdown(doc: dict, note: str = "") -> str:
               "trains it) |", "|---|---:|---:|"]
         for k, v in summ["sweep"].items():
             L.append(f"| {k} | {_fmt(v['seeds_per_hour'], 1)} | {_fmt(v['vs_sequential'], 2)} |")
+    lay = _r(recs.get("layout"))
+    if lay:
+        L += ["", "## Dense layers on 2-D inputs vs flax nn.Dense on (B,T,E), nanoGPT's character config "
+              "(timed alternately in one process)", "",
+              "| Dense | copy/transpose elements per step | tokens/s |", "|---|---:|---:|"]
+        for k, v in lay["results"].items():
+            L.append(f"| {k} | {v['copy_elements_per_step']:,} | {_fmt(v['tokens_per_s'], 0)} |")
+        L.append(f"\nSpeed-up {_fmt(lay['speedup'], 2)}x; first losses bitwise equal: "
+                 f"{'yes' if lay['bitwise_equal_losses'] else '**no**'}.")
     mlp = _r(recs.get("mlp"))
     if mlp:
         L += ["", f"## One MLP (E={mlp['n_embd']} -> 4E -> E) forward + backward, {mlp['n_tokens']} tokens", "",
@@ -427,6 +438,22 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     if mlp:
         L.append("  One MLP forward+backward in this run: " + "; ".join(f"{k}: {v['ms']:.1f} ms" for k, v in mlp.items())
                  + ". `gelu_approximate=true` stays an opt-in (it changes the model).")
+    lay = _r(recs.get("layout"))
+    if lay:
+        (fa, va), (fb, vb) = lay["results"].items()
+        L.append("* **Dense layers on 2-D inputs** (issue 14): flax's `nn.Dense` contracts a (B,T,E) input, so "
+                 "each weight gradient contracts two axes and XLA:CPU writes a transposed copy of the activation "
+                 "gradient first; `mope_jax.attention.core.Dense` multiplies x flattened to (B*T, E), same "
+                 f"parameters and bits. At nanoGPT's character config in this run: {va['copy_elements_per_step']:,}"
+                 f" -> {vb['copy_elements_per_step']:,} copied elements per step, {_fmt(va['tokens_per_s'], 0)} -> "
+                 f"{_fmt(vb['tokens_per_s'], 0)} tokens/s (x{lay['speedup']:.2f}, timed alternately in one "
+                 f"process), first losses bitwise equal: {'yes' if lay['bitwise_equal_losses'] else 'NO'}.")
+    cfgs = summ.get("configs") or {}
+    bf = {k: v["bf16_vs_f32"] for k, v in cfgs.items() if v.get("bf16_vs_f32")}
+    if bf:
+        L.append("* **bf16 matmuls** (`model.compute_dtype=bfloat16`, opt-in: it changes the numbers): bf16 inputs "
+                 "to every matmul with float32 accumulation, float32 master weights, LayerNorm, softmax and loss. "
+                 "Tokens/s bf16 / f32 in this run: " + ", ".join(f"{k} {v:.2f}x" for k, v in bf.items()) + ".")
     L += ["* **Data parallel over 2 host devices**: `make_train(cfg, batch_sharding=NamedSharding(mesh, "
           "P('data')))` shards each batch; XLA partitions the step and all-reduces the gradients "
           "(`XLA_FLAGS=--xla_force_host_platform_device_count=2`). Same numbers to float tolerance "
@@ -571,6 +598,7 @@ def _tiny_plan(variants: list[str]) -> list[tuple[str, str, list[dict]]]:
         ("seed sweeps, 2 host devices", DP2, [dict(id="sweep/dp2", task="sweep", args=dict(
             seed_counts=[2], strategies=["shard"], **sw))]),
         ("where the time goes", "", [
+            dict(id="layout", task="layout", args=dict(overrides=small, steps=1, reps=1)),
             dict(id="mlp", task="mlp", args=dict(n_tokens=64, n_embd=16, reps=1)),
             dict(id="attention", task="attention", args=dict(batch=1, heads=2, t=16, head_dim=4, reps=1)),
             dict(id="spectral", task="spectral", args=dict(lengths=[16, 32], batch=1, heads=2, head_dim=4, reps=1))]),

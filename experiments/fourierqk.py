@@ -1,9 +1,9 @@
 """Paper C (FourierQK): spectral Q/K filters, causal and not, with every row audited.
 
 Command:  nice -n 5 python experiments/fourierqk.py --scale cpu --data /work/shared/data/tinyshakespeare/input.txt
-          (smoke: ~30 s per row under load, used by tests/test_fourierqk_experiment.py; cpu: 17 min
-          measured on a 2-core CPU shared with other jobs at load ~15, 9 rows x 3 seeds; use
-          --seeds 2 to save a third; reference: paper C's recipe, for a GPU/TPU)
+          (smoke: ~30 s per row under load, used by tests/test_fourierqk_experiment.py; cpu: 17.6 min
+          measured on a 2-core CPU shared with other jobs, 17 rows x 3 seeds, ~20-150 s per row;
+          use --seeds 2 to save a third; reference: paper C's recipe, for a GPU/TPU)
 Writes:   experiments/results/fourierqk/fourierqk_<scale>[_<tag>].{json,md}   (--out, --tag to change)
 Extra rows (not in the default table): --rows learned,mexhat-window-qk,xcorr-qk --tag extra
           (``mexhat-window-qk`` was called ``mexhat-qk`` when fourierqk_cpu_extra.json was recorded)
@@ -53,9 +53,9 @@ import numpy as np
 from mope_jax.analysis import diagnostics as dg
 from mope_jax.analysis.causality import audit_model
 from mope_jax.analysis.stats import summarize
-from mope_jax.attention import registry
+from mope_jax.attention import registry, spectral
 from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
-from mope_jax.presets import apply_variant
+from mope_jax.presets import apply_variant, model_variants
 from mope_jax.train import environment, make_train, prepare
 
 RESULTS = Path(__file__).resolve().parent / "results" / "fourierqk"
@@ -88,7 +88,10 @@ ROWS = [  # (variant, label, paper's val loss or None)
     ("causal-freq-qk", "causal learned-frequency kernel", None),
     ("seedc-collapse-qk", "seed C's per-position weight (our reading)", None),
 ]
-DEFAULT_ROWS = [r[0] for r in ROWS[:9]]
+# the committed cpu table: the nine original rows (paper-C rows now with the authors' L2 windows,
+# causal-morlet the authors' 128-tap unit-energy kernel) + the fixed-bin ladder, its learned
+# centre and MexHat-K4 (issue 12)
+DEFAULT_ROWS = [r[0] for r in ROWS[:9]] + [r[0] for r in ROWS[11:19]]
 SURROGATE_ROWS = ("fourier-qk", "multifourier-qk", "fixed-bin-learned", "mexhat-k4-qk")  # learned bilateral: surrogates + controls
 
 # Paper C's recipe on top of every scale: untied LM head, weight decay on 2-D weights only.
@@ -108,6 +111,14 @@ SCALES = {
     # ModelConfig()/TrainConfig() + paper C's recipe = the reference-c preset
     "reference": dict(model={}, train=dict(warmup_steps=200, eval_batches=200), seeds=3, num_windows=512),
 }
+
+
+def _ladder_note(variant: str, t: int) -> str:
+    """' (bin b at T=t)' for the fixed-bin ladder rows, whose labels name the rung at T = 256."""
+    model = apply_variant(Config(), variant).model if variant in model_variants() else None
+    if model is None or model.qk_filter not in ("fixed-bin", "fixed-bin-learned") or t == spectral.LADDER_T:
+        return ""
+    return f" (bin {spectral.ladder_bin(model.filter_fixed_bin, t):g} at T={t})"
 
 
 def get_config(arg: str = "cpu") -> dict:
@@ -220,9 +231,10 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
          "| row | val loss | 95% CI | Delta vs baseline [95% CI] | best val | paper | shuffled gap | audit "
          "(leak rel) | learned |",
          "|---|---|---|---|---|---|---|---|---|"]
+    t_model = result["config"]["model"]["block_size"]
     for v, r in rows.items():
         s = summarize(r["final_val"])
-        label = r["label"] + ("" if r["declared_causal"] else " — NON-CAUSAL")
+        label = r["label"] + _ladder_note(v, t_model) + ("" if r["declared_causal"] else " — NON-CAUSAL")
         if base is not None and v != "learned":
             d = summarize(np.asarray(r["final_val"]) - np.asarray(base["final_val"]))
             delta = f"{d.mean:+.3f} {_fmt_ci(d)}"

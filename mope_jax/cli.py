@@ -381,6 +381,14 @@ def _quiet_absl() -> None:
     import logging
 
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    default_hook = sys.unraisablehook
+
+    def hook(u):  # tensorstore callbacks that reach Orbax's closed event loop after a failed save
+        if isinstance(u.exc_value, RuntimeError) and str(u.exc_value) == "Event loop is closed":
+            return
+        default_hook(u)
+
+    sys.unraisablehook = hook
     try:
         from absl import logging as absl_logging
 

@@ -6,6 +6,7 @@ No jax here; ``train`` and ``sweep`` use these for ``metrics.jsonl``, ``final.js
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -95,6 +96,23 @@ def make_run_dir(run_dir: Path) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise TrainingError(f"cannot create run dir {run_dir}: {e.strerror or e}; give a writable --run-dir") from None
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise TrainingError(f"run dir {run_dir} is not writable; give a writable --run-dir")
+
+
+@contextlib.contextmanager
+def environment_errors(run_dir: Path):
+    """Inside: a full disk or a refused write (permissions, read-only file system) becomes one
+    TrainingError line saying what to do; other errors pass through untouched."""
+    try:
+        yield
+    except OSError as e:
+        if is_disk_full(e):
+            raise TrainingError(f"disk full while writing in {run_dir}: free space and run the same command again "
+                                "(the last complete checkpoint is kept)") from None
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise TrainingError(f"cannot write {e.filename or run_dir}: {e.strerror}; give a writable --run-dir") from None
+        raise
 
 
 class RunLock:

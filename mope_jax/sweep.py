@@ -39,7 +39,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from mope_jax.config import Config
 from mope_jax.errors import TrainingError
-from mope_jax.rundir import RunLock, atomic_write_text, make_run_dir, read_record, truncate_jsonl
+from mope_jax.rundir import RunLock, atomic_write_text, environment_errors, make_run_dir, read_record, truncate_jsonl
 from mope_jax.train import (
     GRID_FIELDS,
     _boundaries,
@@ -346,7 +346,7 @@ def sweep(
                             f"change --seeds or use --strategy map")
     run_dir = Path(run_dir)
     make_run_dir(run_dir)
-    with RunLock(run_dir, jax.process_index()):
+    with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
         return _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, grid=grid,
                              data_parallel=data_parallel, progress=progress, stop_after=stop_after, log=log)
 
@@ -524,18 +524,27 @@ def load_seed(run_dir: str | Path, seed: int, step: int | None = None, *, hparam
     With a grid, ``hparams`` picks the grid point (e.g. ``{"lr": 1e-3}``)."""
     from mope_jax.checkpoint import Checkpointer
 
-    with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
-        meta = ckpt.read_meta(step)
+    want = {k if k.startswith("model.") else k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
+
+    def abstract_for(meta):  # checked before any array of the step is read
         cfg = Config.from_dict(meta["config"])
         runs = [(hp, sd) for hp, sd in meta["runs"]]
-        want = {k if k.startswith("model.") else k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
-        matches = [r for r, (hp, sd) in enumerate(runs) if sd == seed and hp == want]
-        if not matches:
+        if not any(sd == seed and hp == want for hp, sd in runs):
             raise TrainingError(f"no run with seed {seed} and hparams {want} in this sweep; it holds "
                                 f"{[(run_label(hp) or 'default', sd) for hp, sd in runs]}")
-        trainer = make_train(cfg)
-        one = jax.eval_shape(trainer.init, jax.random.PRNGKey(0))
-        abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
-        states, _ = ckpt.restore(abstract, step)
+        one = jax.eval_shape(make_train(cfg).init, jax.random.PRNGKey(0))
+        return jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
+
+    with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
+        if step is None:  # the newest intact step (damaged ones are skipped with a warning)
+            import sys
+
+            _, states, meta = ckpt.restore_intact(abstract_for, log=lambda m: print(m, file=sys.stderr))
+        else:
+            meta = ckpt.read_meta(step)
+            states, _ = ckpt.restore(abstract_for(meta), step, meta=meta)
+    cfg = Config.from_dict(meta["config"])
+    runs = [(hp, sd) for hp, sd in meta["runs"]]
+    matches = [r for r, (hp, sd) in enumerate(runs) if sd == seed and hp == want]
     run_cfg = run_config(cfg, runs[matches[0]][0], seed)
     return run_cfg, _seed_state(states, matches[0])

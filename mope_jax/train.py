@@ -44,7 +44,15 @@ from mope_jax.attention import registry
 from mope_jax.config import TRACED_MODEL_FIELDS, Config, traced_fields
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.errors import CheckpointError, TrainingError
-from mope_jax.rundir import RunLock, atomic_write_text, make_run_dir, read_jsonl, read_record, truncate_jsonl
+from mope_jax.rundir import (
+    RunLock,
+    atomic_write_text,
+    environment_errors,
+    make_run_dir,
+    read_jsonl,
+    read_record,
+    truncate_jsonl,
+)
 from mope_jax.data.batches import sample_batch
 from mope_jax.model import GPT, count_params, cross_entropy, init_params
 from mope_jax.perf import fast_cpu_threefry, threefry_unrolled
@@ -402,7 +410,7 @@ def run(
     cfg, corpus = prepare(cfg)
     run_dir = Path(run_dir)
     make_run_dir(run_dir)
-    with RunLock(run_dir, jax.process_index()):
+    with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
         return _run_locked(cfg, corpus, run_dir, progress=progress, stop_after=stop_after, spectra_fn=spectra_fn,
                            summary_fn=summary_fn, log=log)
 

@@ -313,3 +313,19 @@ def test_atomic_write_replaces_whole_files(tmp_path):
     atomic_write_text(p, "old")
     atomic_write_text(p, "new")
     assert p.read_text() == "new" and [q.name for q in tmp_path.iterdir()] == ["f.json"]
+
+
+def test_disk_full_while_writing_metrics_is_one_line(tmp_path, monkeypatch, full):
+    run_dir = copy_run(full, tmp_path)
+    (run_dir / "final.json").unlink()
+    shutil.rmtree(run_dir / "checkpoints" / "20")  # resume from 10: the next chunk appends a metrics line
+    real_open = Path.open
+
+    def full_disk(self, mode="r", *a, **k):
+        if self.name == "metrics.jsonl" and mode == "a":
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real_open(self, mode, *a, **k)
+
+    monkeypatch.setattr(Path, "open", full_disk)
+    with pytest.raises(TrainingError, match="disk full while writing in .*free space"):
+        run(smoke(), run_dir, progress=False, log=lambda m: None)

@@ -11,6 +11,7 @@ import contextlib
 import contextvars
 import dataclasses
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class ModelConfig:
         if self.n_head < 1:
             raise ConfigError(f"model.n_head={self.n_head} must be at least 1")
         if self.n_embd % self.n_head:
-            raise ValueError(
+            raise ConfigError(
                 f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
                 "pick n_embd as a multiple of n_head"
             )
@@ -293,10 +294,10 @@ def _need(ok: bool, key: str, value: Any, rule: str) -> None:
 
 
 def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and x == x and x not in (float("inf"), float("-inf"))
+    return isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def validate(cfg: "Config") -> None:
+def validate(cfg: Config) -> None:
     """Raise ConfigError (one line naming the key and the rule) for a value no run can use."""
     m, d, t = cfg.model, cfg.data, cfg.train
     for key in ("vocab_size", "block_size", "n_layer", "n_embd"):
@@ -337,3 +338,15 @@ def _check_variant_names(m: ModelConfig) -> None:
         known = sorted(v.name for v in registry.variants(slot))
         if known and name not in known:
             raise ConfigError(f"model.{slot}={name!r} is unknown; choose one of {', '.join(known)}")
+    # options of the variants, from the modules that define them (read, never copied here)
+    from mope_jax.attention.spectral import CONV_IMPLS, PHASE_MODES, TRANSFORMS
+    from mope_jax.encodings.morlet import CONSTRAINTS, INITS
+    from mope_jax.encodings.rope import SCALINGS
+
+    options = {"rope_scaling": SCALINGS, "rope_layout": ("interleaved", "half"), "mope_constraint": CONSTRAINTS,
+               "mope_init": INITS, "filter_transform": TRANSFORMS, "filter_phase": PHASE_MODES,
+               "conv_impl": CONV_IMPLS}
+    for key, allowed in options.items():
+        value = getattr(m, key, None)
+        if value is not None and value not in allowed:
+            raise ConfigError(f"model.{key}={value!r} is unknown; choose one of {', '.join(allowed)}")

@@ -39,7 +39,14 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from mope_jax.config import Config
 from mope_jax.errors import TrainingError
-from mope_jax.rundir import RunLock, atomic_write_text, environment_errors, make_run_dir, read_record, truncate_jsonl
+from mope_jax.rundir import (
+    RunLock,
+    atomic_write_text,
+    environment_errors,
+    make_run_dir,
+    read_record,
+    truncate_jsonl,
+)
 from mope_jax.train import (
     GRID_FIELDS,
     _boundaries,
@@ -325,8 +332,6 @@ def sweep(
     each seed slot k devices that split every batch (XLA all-reduces the gradients; equal to
     ``run`` to float tolerance). Records go to ``run_dir/seed<s>/``
     (``run_dir/<lr=...>/seed<s>/`` with a grid)."""
-    from mope_jax.checkpoint import Checkpointer
-
     seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds) or not seeds:
         raise TrainingError(f"seeds must be distinct and non-empty, got {seeds}")
@@ -399,7 +404,11 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
         if mesh is not None:
             abstract = jax.tree_util.tree_map(
                 lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))), abstract)
-        last_good, states, _ = ckpt.restore_intact(abstract, check_meta=check, log=log, quarantine=_primary())
+        try:
+            last_good, states, _ = ckpt.restore_intact(abstract, check_meta=check, log=log, quarantine=_primary())
+        except BaseException:
+            ckpt.close()
+            raise
         step = int(host(states.step)[0])
         for d in seed_dirs:
             if _primary():
@@ -490,12 +499,12 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
     records = []
     finished = step >= t.max_steps
     kept = [read_record(d / "final.json") for d in seed_dirs] if not rates else [None] * R
-    if finished and not rates and not all(k is not None and k.get("steps") == step for k in kept):
-        # killed after the final save, before every record was written: rebuild them from the
-        # restored states (the learned spectra) and the logged rates
-        if spectra_fn is not None:
-            local = host(states)
-            per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
+    if finished and not rates and spectra_fn is not None:
+        # a finished sweep opened again (e.g. killed after the final save, before every record
+        # was written): the spectra of a record to rebuild come from the restored states. Done
+        # whatever the files say, since host() is a collective every process must join.
+        local = host(states)
+        per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
     for r, (run_cfg, d) in enumerate(zip(run_cfgs, seed_dirs)):
         if kept[r] is not None and kept[r].get("steps") == step:  # a finished sweep opened again
             records.append(kept[r])

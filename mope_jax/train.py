@@ -43,7 +43,10 @@ import optax
 from mope_jax.attention import registry
 from mope_jax.config import TRACED_MODEL_FIELDS, Config, traced_fields
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
+from mope_jax.data.batches import sample_batch
 from mope_jax.errors import CheckpointError, TrainingError
+from mope_jax.model import GPT, count_params, cross_entropy, init_params
+from mope_jax.perf import fast_cpu_threefry, threefry_unrolled
 from mope_jax.rundir import (
     RunLock,
     atomic_write_text,
@@ -53,9 +56,6 @@ from mope_jax.rundir import (
     read_record,
     truncate_jsonl,
 )
-from mope_jax.data.batches import sample_batch
-from mope_jax.model import GPT, count_params, cross_entropy, init_params
-from mope_jax.perf import fast_cpu_threefry, threefry_unrolled
 from mope_jax.typing import Array, Params, PRNGKey
 
 EVAL_TAG = 0x5EED
@@ -379,9 +379,6 @@ class RunResult:
     sigterm: bool = False  # stopped by SIGTERM (saved first); the CLI exits with EXIT_INTERRUPTED
 
 
-_truncate_jsonl = truncate_jsonl  # the name sweep.py imports
-
-
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
     """The records of ``run_dir/metrics.jsonl`` (a partial last line, left by a kill, is dropped)."""
     return read_jsonl(Path(run_dir) / "metrics.jsonl")
@@ -441,8 +438,13 @@ def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_af
     metrics_path = run_dir / "metrics.jsonl"
     last_good = None
     if ckpt.latest_step() is not None:
-        last_good, state, _ = ckpt.restore_intact(
-            abstract, check_meta=lambda saved: _check_resumable(saved, cfg, corpus, run_dir), log=log, quarantine=True)
+        try:
+            last_good, state, _ = ckpt.restore_intact(
+                abstract, check_meta=lambda saved: _check_resumable(saved, cfg, corpus, run_dir), log=log,
+                quarantine=True)
+        except BaseException:
+            ckpt.close()
+            raise
         truncate_jsonl(metrics_path, last_good)
         log(f"resuming {run_dir} from step {last_good}")
     else:

@@ -9,7 +9,6 @@ real subprocesses to prove the process exit status.
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -49,10 +48,14 @@ CASES = [
     (TRAIN + ["train.grad_clip=-1"], "train.grad_clip"),
     (TRAIN + ["train.batch_size=-4"], "train.batch_size"),
     (TRAIN + ["model.n_head=0"], "model.n_head"),
+    (TRAIN + ["model.n_head=3"], "not divisible by n_head=3"),
     (TRAIN + ["data.train_fraction=1.5"], "data.train_fraction"),
     (TRAIN + ["model.pos_encoding=nosuch"], "model.pos_encoding='nosuch' is unknown"),
     (TRAIN + ["model.qk_filter=nosuch"], "model.qk_filter='nosuch' is unknown"),
     (TRAIN + ["train.decay_group=some"], "train.decay_group"),
+    (TRAIN + ["model.rope_scaling=nosuch"], "model.rope_scaling='nosuch' is unknown"),
+    (TRAIN + ["model.mope_constraint=nosuch"], "model.mope_constraint='nosuch' is unknown"),
+    (TRAIN + ["model.mixer=nosuch"], "model.mixer='nosuch' is unknown"),
     (TRAIN + ["train.eval_interval=0"], "train.eval_interval"),
     (TRAIN + ["train.lr=abc"], "train.lr=1"),
     (TRAIN + ["train.nosuch=1"], "valid keys"),

@@ -383,9 +383,12 @@ def _quiet_absl() -> None:
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     default_hook = sys.unraisablehook
 
-    def hook(u):  # tensorstore callbacks that reach Orbax's closed event loop after a failed save
+    def hook(u):  # after a failed save or a damaged checkpoint's read: Orbax's leftovers
         if isinstance(u.exc_value, RuntimeError) and str(u.exc_value) == "Event loop is closed":
-            return
+            return  # tensorstore callbacks that reach Orbax's closed event loop
+        code = getattr(u.object, "cr_code", None)
+        if code is not None and "orbax" in code.co_filename:
+            return  # Orbax read coroutines abandoned when the read failed
         default_hook(u)
 
     sys.unraisablehook = hook

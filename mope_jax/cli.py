@@ -9,6 +9,10 @@
 
 Overrides are ``section.key=value`` (``train.lr=1e-3``, ``model.n_layer=2``). Bad input prints
 one line starting with ``error:`` that names the fix, and exits with status 2.
+
+Exit status: 0 done (or stopped where --stop-after asked), 1 a check failed (audit, report
+--check), 2 bad input (one ``error:`` line), 143 stopped by SIGTERM after saving (run the same
+command again to resume), 130 interrupted by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -16,8 +20,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 from pathlib import Path
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
+EXIT_KEYBOARD = 130
 
 EPILOG = """examples:
   mope-jax demo                                         # no download; ~2 min on 2 CPU cores
@@ -28,10 +37,47 @@ EPILOG = """examples:
 Run the same train command again to resume an interrupted run (SIGTERM saves first)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's own error format: one ``error:`` line, exit 2 (no usage dump)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message}; see {self.prog} --help\n")
+
+
+def _int_at_least(lo: int):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{v} must be at least {lo}")
+        return v
+
+    parse.__name__ = f"integer >= {lo}"
+    return parse
+
+
+def _finite_nonneg(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
+    return v
+
+
+def _nonempty(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default="cpu", help="scale preset (mope-jax presets lists them); default: cpu")
     p.add_argument("--variant", default="learned", help="model variant (positional encoding / attention); default: learned")
-    p.add_argument("--data", default=None,
+    p.add_argument("--data", default=None, type=_nonempty,
                    help="'blocks' (built-in synthetic task, default), 'tinyshakespeare' (tensorflow-datasets), "
                         "or a path to a UTF-8 text file")
     p.add_argument("--tfds-manual-dir", default=None,
@@ -71,12 +117,16 @@ def cmd_train(args) -> int:
     f = res.final
     if res.interrupted:
         print(f"stopped at step {f['steps']}; run the same command again to resume")
-        return 0
-    print(f"done: {f['steps']} steps  val loss {f['final_val_loss']:.4f} nats/token  "
-          f"(best {f['best_val_loss']:.4f})  {f['tokens_per_s']:,.0f} tokens/s  "
+        return EXIT_INTERRUPTED if res.sigterm else EXIT_OK
+    print(f"done: {f['steps']} steps  val loss {_num(f.get('final_val_loss'), '.4f')} nats/token  "
+          f"(best {_num(f.get('best_val_loss'), '.4f')})  {_num(f.get('tokens_per_s'), ',.0f')} tokens/s  "
           f"{'causal' if f['causality']['declared_causal'] else 'NON-CAUSAL'}")
     print(f"results: {run_dir / 'final.json'}")
     return 0
+
+
+def _num(x, spec: str) -> str:
+    return "n/a" if x is None else format(x, spec)
 
 
 def cmd_eval(args) -> int:
@@ -104,6 +154,11 @@ def cmd_sample(args) -> int:
     from mope_jax.train import generate, load_run
 
     cfg, state, meta = load_run(args.run_dir)
+    if args.top_k > cfg.model.vocab_size:
+        from mope_jax.errors import UsageError
+
+        raise UsageError(f"--top-k {args.top_k} is larger than the vocabulary ({cfg.model.vocab_size}); "
+                         "use 0 (no cut) or a smaller k")
     corpus = load_corpus(cfg.data, cfg.model.block_size)
     prompt = args.prompt if args.prompt is not None else corpus.decode(corpus.val[:1]).strip() or corpus.vocab[0]
     ids = generate(cfg, state.params, corpus.encode(prompt), args.tokens, jax.random.PRNGKey(args.seed),
@@ -113,7 +168,7 @@ def cmd_sample(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from mope_jax.config import ConfigError
+    from mope_jax.errors import ConfigError
     from mope_jax.sweep import sweep
 
     cfg = build_config(args)
@@ -133,7 +188,7 @@ def cmd_sweep(args) -> int:
                 progress=not args.no_progress, stop_after=args.stop_after)
     if res.interrupted:
         print("stopped; run the same command again to resume")
-        return 0
+        return EXIT_INTERRUPTED if res.sigterm else EXIT_OK
     from mope_jax.analysis.report import table
 
     print(f"done in {res.wall_s:.1f}s with strategy {res.strategy}")
@@ -143,10 +198,11 @@ def cmd_sweep(args) -> int:
 
 def cmd_report(args) -> int:
     from mope_jax.analysis import report
+    from mope_jax.errors import UsageError
 
     if args.regenerate or args.check:
         if args.out or args.baseline:
-            raise ValueError("--regenerate re-renders committed tables from their JSON; --out/--baseline belong "
+            raise UsageError("--regenerate re-renders committed tables from their JSON; --out/--baseline belong "
                              "to the run-records mode (mope-jax report RUN_DIRS --out F)")
         paths = args.paths or [report.REGENERATE_DEFAULT]
         files = report.render_all(paths)
@@ -164,7 +220,7 @@ def cmd_report(args) -> int:
         print(f"{len(files) - len(drift)} files up to date, {len(drift)} rewritten")
         return 0
     if not args.paths or not args.out:
-        raise ValueError("report needs run folders and --out (mope-jax report RUN_DIRS --out table.md), "
+        raise UsageError("report needs run folders and --out (mope-jax report RUN_DIRS --out table.md), "
                          "or --regenerate [PATHS] to re-render committed tables")
     out = report.write_report(args.paths, args.out, baseline=args.baseline, title=args.title)
     print(out.read_text())
@@ -209,10 +265,18 @@ def cmd_presets(args) -> int:
 
 def cmd_audit(args) -> int:
     from mope_jax.analysis.causality import audit_model_variants, audit_registry, format_table
+    from mope_jax.attention import registry
+    from mope_jax.errors import UsageError
 
+    for slot in args.slot or []:
+        if slot not in registry.SLOTS:
+            raise UsageError(f"--slot {slot!r} is not a slot; use one of {', '.join(registry.SLOTS)}")
     rows = audit_registry(seq_len=args.seq_len, slots=tuple(args.slot) if args.slot else None)
     if args.variants:
         rows += audit_model_variants(seq_len=args.seq_len)
+    if not rows:  # an empty selection must never read as a pass
+        raise UsageError(f"the selection (--slot {' --slot '.join(args.slot or [])}) matches no variant to audit; "
+                         "every slot's default is audited once, as pos_encoding=learned")
     print(format_table(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
@@ -231,7 +295,7 @@ def cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mope-jax", description=__doc__.split("\n\n")[0], epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -240,40 +304,41 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("train", help="train (or resume) a model", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_config_args(p)
-    p.add_argument("--run-dir", default=None, help="where checkpoints and metrics go (default: runs/<name>)")
-    p.add_argument("--stop-after", type=int, default=None, help="stop (and save) after this many steps")
+    p.add_argument("--run-dir", default=None, type=_nonempty,
+                   help="where checkpoints and metrics go (default: runs/<name>)")
+    p.add_argument("--stop-after", type=_int_at_least(1), default=None, help="stop (and save) after this many steps")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("eval", help="evaluate a checkpoint on its corpus (or on --data)")
-    p.add_argument("--run-dir", required=True)
-    p.add_argument("--data", default=None, help="another corpus (its vocabulary must match)")
+    p.add_argument("--run-dir", required=True, type=_nonempty)
+    p.add_argument("--data", default=None, type=_nonempty, help="another corpus (its vocabulary must match)")
     p.add_argument("--tfds-manual-dir", default=None)
-    p.add_argument("--batches", type=int, default=None, help="eval batches per split")
+    p.add_argument("--batches", type=_int_at_least(1), default=None, help="eval batches per split")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("sample", help="generate text from a checkpoint")
-    p.add_argument("--run-dir", required=True)
+    p.add_argument("--run-dir", required=True, type=_nonempty)
     p.add_argument("--prompt", default=None)
-    p.add_argument("--tokens", type=int, default=200)
-    p.add_argument("--temperature", type=float, default=0.8)
-    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--tokens", type=_int_at_least(1), default=200)
+    p.add_argument("--temperature", type=_finite_nonneg, default=0.8, help="0 = greedy")
+    p.add_argument("--top-k", type=_int_at_least(0), default=0)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("sweep", help="train several seeds of one config as one program")
     _add_config_args(p)
-    p.add_argument("--seeds", type=int, default=4, help="number of seeds (default 4)")
-    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--seeds", type=_int_at_least(1), default=4, help="number of seeds (default 4)")
+    p.add_argument("--first-seed", type=_int_at_least(0), default=0)
     p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
-    p.add_argument("--data-parallel", type=int, default=1, metavar="K",
+    p.add_argument("--data-parallel", type=_int_at_least(1), default=1, metavar="K",
                    help="with shard: K devices per seed split every batch (mesh seed x data; default 1)")
     p.add_argument("--grid", action="append", metavar="train.FIELD=V1,V2",
                    help="also sweep inside the same program a shape-free train field (lr, weight_decay, "
                         "grad_clip), the omega*sigma bound (model.mope_bound), or a model field that only "
                         "sets the initial state (e.g. model.kernel_scale); repeatable")
-    p.add_argument("--run-dir", default=None)
-    p.add_argument("--stop-after", type=int, default=None)
+    p.add_argument("--run-dir", default=None, type=_nonempty)
+    p.add_argument("--stop-after", type=_int_at_least(1), default=None)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_sweep)
 
@@ -295,14 +360,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_presets)
 
     p = sub.add_parser("audit", help="causality audit of every registered variant (exit 1 if a causal one leaks)")
-    p.add_argument("--seq-len", type=int, default=32, help="audit sequence length (default 32)")
+    p.add_argument("--seq-len", type=_int_at_least(2), default=32, help="audit sequence length (default 32)")
     p.add_argument("--slot", action="append", default=None, help="only this slot (repeatable)")
     p.add_argument("--variants", action="store_true", help="also audit the model variants (--variant names)")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("demo", help="the main job: train 3 encodings on built-in data and compare")
-    p.add_argument("--steps", type=int, default=None, help="training steps per model")
+    p.add_argument("--steps", type=_int_at_least(1), default=None, help="training steps per model")
     p.add_argument("--run-root", default="runs/demo")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_demo)
@@ -310,11 +375,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _quiet_absl() -> None:
-    """Orbax logs routine notices through absl at WARNING; the CLI prints its own lines."""
+    """Orbax logs routine notices through absl at WARNING, and a failed save (e.g. a full disk)
+    as many ERROR tracebacks from its worker threads and asyncio; the library raises one error
+    that says what to do, which the CLI prints as its one line."""
+    import logging
+
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    default_hook = sys.unraisablehook
+
+    def hook(u):  # after a failed save or a damaged checkpoint's read: Orbax's leftovers
+        if isinstance(u.exc_value, RuntimeError) and str(u.exc_value) == "Event loop is closed":
+            return  # tensorstore callbacks that reach Orbax's closed event loop
+        code = getattr(u.object, "cr_code", None)
+        if code is not None and "orbax" in code.co_filename:
+            return  # Orbax read coroutines abandoned when the read failed
+        default_hook(u)
+
+    sys.unraisablehook = hook
     try:
         from absl import logging as absl_logging
 
-        absl_logging.set_verbosity(absl_logging.ERROR)
+        absl_logging.set_verbosity(absl_logging.FATAL)
     except ImportError:
         pass
 
@@ -326,21 +407,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     _quiet_absl()
-    from mope_jax.config import ConfigError
-    from mope_jax.data import DataError
-    from mope_jax.train import TrainingError
+    from mope_jax.errors import MopeError
 
     try:
         return args.func(args)
-    except (DataError, ConfigError, TrainingError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except ValueError as e:  # unknown preset / variant names and similar
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except MopeError as e:  # bad input or files: one line; anything else is a bug and keeps its traceback
+        print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted; run the same command again to resume from the last checkpoint", file=sys.stderr)
-        return 130
+        return EXIT_KEYBOARD
 
 
 if __name__ == "__main__":

@@ -11,10 +11,13 @@ import contextlib
 import contextvars
 import dataclasses
 import json
+import math
 import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
+
+from mope_jax.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -113,8 +116,10 @@ class ModelConfig:
         return self.n_embd // self.n_head
 
     def __post_init__(self):
+        if self.n_head < 1:
+            raise ConfigError(f"model.n_head={self.n_head} must be at least 1")
         if self.n_embd % self.n_head:
-            raise ValueError(
+            raise ConfigError(
                 f"n_embd={self.n_embd} is not divisible by n_head={self.n_head}; "
                 "pick n_embd as a multiple of n_head"
             )
@@ -179,6 +184,9 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     name: str = "custom"
 
+    def __post_init__(self):
+        validate(self)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -199,13 +207,9 @@ def _build(kind, d: dict[str, Any]):
     names = {f.name: f for f in dataclasses.fields(kind)}
     unknown = set(d) - set(names)
     if unknown:
-        raise ValueError(f"unknown {kind.__name__} fields {sorted(unknown)}")
+        raise ConfigError(f"unknown {kind.__name__} fields {sorted(unknown)}")
     hints = typing.get_type_hints(kind)
     return kind(**{k: _coerce(hints[k], v, k) for k, v in d.items()})
-
-
-class ConfigError(ValueError):
-    """A bad override; the message names the fix."""
 
 
 def _coerce(tp, value: Any, key: str):
@@ -297,3 +301,74 @@ def traced_fields(values: dict[str, Any]):
 
 def traced_field(name: str, default: Any) -> Any:
     return _TRACED.get().get(name, default)
+
+
+# --------------------------------------------------------------------------- validation
+
+# One place where every Config is checked: ``Config.__post_init__`` calls ``validate``, so a
+# preset, an override, a sweep's grid point and a config read back from a checkpoint are all
+# refused with one ConfigError line before anything is compiled or written.
+
+
+def _need(ok: bool, key: str, value: Any, rule: str) -> None:
+    if not ok:
+        raise ConfigError(f"{key}={value!r} is invalid: {rule}")
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def validate(cfg: Config) -> None:
+    """Raise ConfigError (one line naming the key and the rule) for a value no run can use."""
+    m, d, t = cfg.model, cfg.data, cfg.train
+    for key in ("vocab_size", "block_size", "n_layer", "n_embd"):
+        _need(getattr(m, key) >= 1, f"model.{key}", getattr(m, key), "it must be at least 1")
+    _need(_finite(m.dropout) and 0 <= m.dropout < 1, "model.dropout", m.dropout, "it must be in [0, 1)")
+    _need(_finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive")
+    _check_variant_names(m)
+
+    _need(_finite(d.train_fraction) and 0 < d.train_fraction < 1, "data.train_fraction", d.train_fraction,
+          "it must be strictly between 0 and 1, e.g. 0.9")
+    _need(d.num_tokens >= 1, "data.num_tokens", d.num_tokens, "it must be at least 1")
+
+    for key in ("batch_size", "max_steps", "eval_interval", "eval_batches", "log_interval",
+                "checkpoint_interval", "keep_checkpoints"):
+        _need(getattr(t, key) >= 1, f"train.{key}", getattr(t, key), "it must be at least 1")
+    _need(_finite(t.lr) and t.lr > 0, "train.lr", t.lr, "it must be a positive number, e.g. train.lr=3e-4")
+    _need(_finite(t.min_lr) and 0 <= t.min_lr, "train.min_lr", t.min_lr, "it must be >= 0")
+    _need(t.warmup_steps >= 0, "train.warmup_steps", t.warmup_steps, "it must be >= 0")
+    _need(_finite(t.grad_clip) and t.grad_clip > 0, "train.grad_clip", t.grad_clip,
+          "it must be a positive global-norm bound, e.g. train.grad_clip=1.0")
+    _need(_finite(t.weight_decay) and t.weight_decay >= 0, "train.weight_decay", t.weight_decay, "it must be >= 0")
+    for key in ("beta1", "beta2"):
+        v = getattr(t, key)
+        _need(_finite(v) and 0 <= v < 1, f"train.{key}", v, "it must be in [0, 1)")
+    _need(t.decay_group in ("all", "2d"), "train.decay_group", t.decay_group, "use 'all' or '2d'")
+
+
+def _check_variant_names(m: ModelConfig) -> None:
+    """Every slot names a registered variant (mope_jax.attention.registry). Imported here, at
+    call time, because the attention modules import this one."""
+    try:
+        import mope_jax.attention  # noqa: F401  (registers every variant)
+        from mope_jax.attention import registry
+    except ImportError:  # a partial install without flax: the model cannot be built anyway
+        return
+    for slot in registry.SLOTS:
+        name = getattr(m, slot, None)
+        known = sorted(v.name for v in registry.variants(slot))
+        if known and name not in known:
+            raise ConfigError(f"model.{slot}={name!r} is unknown; choose one of {', '.join(known)}")
+    # options of the variants, from the modules that define them (read, never copied here)
+    from mope_jax.attention.spectral import CONV_IMPLS, PHASE_MODES, TRANSFORMS
+    from mope_jax.encodings.morlet import CONSTRAINTS, INITS
+    from mope_jax.encodings.rope import SCALINGS
+
+    options = {"rope_scaling": SCALINGS, "rope_layout": ("interleaved", "half"), "mope_constraint": CONSTRAINTS,
+               "mope_init": INITS, "filter_transform": TRANSFORMS, "filter_phase": PHASE_MODES,
+               "conv_impl": CONV_IMPLS}
+    for key, allowed in options.items():
+        value = getattr(m, key, None)
+        if value is not None and value not in allowed:
+            raise ConfigError(f"model.{key}={value!r} is unknown; choose one of {', '.join(allowed)}")

@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
+from mope_jax.config import Config, ConfigError, DataConfig, ModelConfig, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def presets() -> dict[str, Preset]:
 
 def get_preset(name: str) -> Config:
     if name not in _PRESETS:
-        raise ValueError(f"unknown preset {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_PRESETS))}")
+        raise ConfigError(f"unknown preset {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_PRESETS))}")
     return _PRESETS[name].build()
 
 
@@ -111,7 +111,7 @@ def apply_variant(cfg: Config, name: str) -> Config:
     if name in _RENAMED:
         raise ValueError(f"variant {name!r} was renamed {_RENAMED[name]!r} (issue 12); use the new name")
     if name not in _VARIANTS:
-        raise ValueError(f"unknown variant {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_VARIANTS))}")
+        raise ConfigError(f"unknown variant {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_VARIANTS))}")
     v = _VARIANTS[name]
     return dataclasses.replace(
         cfg,

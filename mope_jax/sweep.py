@@ -38,21 +38,33 @@ import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 from mope_jax.config import Config
+from mope_jax.errors import TrainingError
+from mope_jax.rundir import (
+    RunLock,
+    atomic_write_text,
+    environment_errors,
+    make_run_dir,
+    read_record,
+    truncate_jsonl,
+)
 from mope_jax.train import (
     GRID_FIELDS,
-    TrainingError,
     _boundaries,
+    _check_resumable,
     _default_hook,
     _is_save_point,
     _next_boundary,
+    _record_hook,
     _SigtermFlag,
     _to_py,
-    _truncate_jsonl,
     causality_record,
     check_causal,
     environment,
     make_train,
+    non_finite_message,
+    params_finite,
     prepare,
+    steady_rate,
     summarize,
 )
 
@@ -297,6 +309,7 @@ class SweepResult:
     records: list[dict[str, Any]]
     wall_s: float
     interrupted: bool = False
+    sigterm: bool = False  # stopped by SIGTERM (saved first)
 
 
 def sweep(
@@ -319,8 +332,6 @@ def sweep(
     each seed slot k devices that split every batch (XLA all-reduces the gradients; equal to
     ``run`` to float tolerance). Records go to ``run_dir/seed<s>/``
     (``run_dir/<lr=...>/seed<s>/`` with a grid)."""
-    from mope_jax.checkpoint import Checkpointer
-
     seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds) or not seeds:
         raise TrainingError(f"seeds must be distinct and non-empty, got {seeds}")
@@ -329,6 +340,8 @@ def sweep(
     t = cfg.train
     _boundaries(t)
     runs = grid_runs(seeds, grid)
+    for hp, sd in runs:  # every grid point's config is validated before anything is written
+        run_config(cfg, hp, sd)
     R = len(runs)
     strategy = choose_strategy(R, strategy, data_parallel)
     mesh = seed_mesh(data_parallel) if strategy == "shard" else None
@@ -337,7 +350,18 @@ def sweep(
                             f"number of seed slots ({mesh.shape[SEED_AXIS]} = devices / data parallel); "
                             f"change --seeds or use --strategy map")
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_run_dir(run_dir)
+    with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
+        return _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, grid=grid,
+                             data_parallel=data_parallel, progress=progress, stop_after=stop_after, log=log)
+
+
+def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, data_parallel, progress, stop_after,
+                  log) -> SweepResult:
+    from mope_jax.checkpoint import Checkpointer
+
+    t = cfg.train
+    R = len(runs)
     trainer = make_train(cfg, batch_sharding=P(DATA_AXIS) if data_parallel > 1 else None)
     train_data, val_data = jnp.asarray(corpus.train), jnp.asarray(corpus.val)
     spectra_fn, summary_fn = _default_hook("extract_spectra"), _default_hook("eval_summary")
@@ -369,19 +393,26 @@ def sweep(
     seed_dirs = [run_dir / run_label(hp) / f"seed{sd}" if hp else run_dir / f"seed{sd}" for hp, sd in runs]
     for d in seed_dirs:
         d.mkdir(parents=True, exist_ok=True)
+    last_good = None
     if ckpt.latest_step() is not None:
-        saved_meta = ckpt.read_meta()
-        if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])) or Config.from_dict(saved_meta["config"]) != cfg:
-            raise TrainingError(f"{run_dir} holds a sweep with other seeds, grid or config; use a new --run-dir")
+        def check(saved_meta):  # before any array is restored
+            if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])):
+                raise TrainingError(f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir")
+            _check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
+
         abstract = jax.eval_shape(over_seeds(init_one, "map"), keys)
         if mesh is not None:
             abstract = jax.tree_util.tree_map(
                 lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))), abstract)
-        states, _ = ckpt.restore(abstract)
+        try:
+            last_good, states, _ = ckpt.restore_intact(abstract, check_meta=check, log=log, quarantine=_primary())
+        except BaseException:
+            ckpt.close()
+            raise
         step = int(host(states.step)[0])
         for d in seed_dirs:
             if _primary():
-                _truncate_jsonl(d / "metrics.jsonl", step)
+                truncate_jsonl(d / "metrics.jsonl", step)
         log(f"resuming sweep {run_dir} from step {step}")
     else:
         if model_grid:  # each run's own initial state (its model fields), then one program for all
@@ -397,13 +428,18 @@ def sweep(
         step = 0
         for d in seed_dirs:
             if _primary():
-                (d / "metrics.jsonl").write_text("")
+                atomic_write_text(d / "metrics.jsonl", "")
     n_params = sum(x.size // x.shape[0] for x in jax.tree_util.tree_leaves(states.params))
     meta["num_params"] = n_params
 
     target = t.max_steps if stop_after is None else min(t.max_steps, stop_after)
     tokens_per_step = t.batch_size * cfg.model.block_size * R
     rates, interrupted, t_start, per_seed = [], False, time.perf_counter(), None
+
+    def stop(what: str):
+        ckpt.close()
+        raise TrainingError(non_finite_message(what, run_dir, last_good))
+
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -418,14 +454,17 @@ def sweep(
             losses = m["loss"]  # (R, n)
             dt = time.perf_counter() - t0
             if not np.all(np.isfinite(losses)):
-                ckpt.close()
-                raise TrainingError(f"a seed's loss became non-finite before step {step + n}; the last good "
-                                    f"checkpoint is kept in {run_dir}; lower train.lr")
+                bad = [run_label(hp) + f" seed {sd}" for (hp, sd), ok in zip(runs, np.isfinite(losses).all(1)) if not ok]
+                stop(f"the loss of {', '.join(b.strip() for b in bad)} became non-finite before step {step + n}")
+            if not params_finite(new_states.params):
+                stop(f"a run's parameters became non-finite by step {step + n}")
             states, step = new_states, step + n
             rates.append(n * tokens_per_step / dt)
             ev = None
             if step % t.eval_interval == 0 or step == t.max_steps:
                 ev = _to_py(host(eval_all(states, train_data, val_data)))
+                if not np.all(np.isfinite(np.asarray([ev["train"], ev["val"]]))):
+                    stop(f"a run's eval loss became non-finite at step {step}")
             need_states = ev is not None and summary_fn is not None or _is_save_point(step, t, target, sigterm.set)
             local = host(states) if need_states and (spectra_fn or summary_fn) else None
             for r, d in enumerate(seed_dirs):
@@ -448,6 +487,7 @@ def sweep(
                     per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
                     spectra = {k: np.stack([p[k] for p in per_seed]) for k in (per_seed[0] or {})}
                 ckpt.save(step, states, meta, spectra)
+                last_good = step
             if sigterm.set:
                 interrupted = True
                 log(f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume")
@@ -457,13 +497,27 @@ def sweep(
     ckpt.close()
     wall = time.perf_counter() - t_start
     records = []
+    finished = step >= t.max_steps
+    kept = [read_record(d / "final.json") for d in seed_dirs] if not rates else [None] * R
+    if finished and not rates and spectra_fn is not None:
+        # a finished sweep opened again (e.g. killed after the final save, before every record
+        # was written): the spectra of a record to rebuild come from the restored states. Done
+        # whatever the files say, since host() is a collective every process must join.
+        local = host(states)
+        per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
     for r, (run_cfg, d) in enumerate(zip(run_cfgs, seed_dirs)):
-        rec = summarize(d, run_cfg, meta, [x / R for x in rates], spectra=per_seed[r] if per_seed else None)
+        if kept[r] is not None and kept[r].get("steps") == step:  # a finished sweep opened again
+            records.append(kept[r])
+            continue
+        rec = summarize(d, run_cfg, meta, steady_rate([x / R for x in rates], d),
+                        spectra=per_seed[r] if per_seed else None)
         rec.update(sweep={"strategy": strategy, "data_parallel": data_parallel, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
-        if step >= t.max_steps and _primary():
-            (d / "final.json").write_text(json.dumps(rec, indent=2) + "\n")
+        if finished and _primary():
+            _record_hook(d / "final.json")
+            atomic_write_text(d / "final.json", json.dumps(rec, indent=2) + "\n")
         records.append(rec)
-    return SweepResult(run_dir, cfg, seeds, strategy, states, records, wall, interrupted or step < t.max_steps)
+    return SweepResult(run_dir, cfg, seeds, strategy, states, records, wall, interrupted or step < t.max_steps,
+                       sigterm=interrupted)
 
 
 def _steps(trainer, state, train_data, *, n):
@@ -479,18 +533,27 @@ def load_seed(run_dir: str | Path, seed: int, step: int | None = None, *, hparam
     With a grid, ``hparams`` picks the grid point (e.g. ``{"lr": 1e-3}``)."""
     from mope_jax.checkpoint import Checkpointer
 
-    with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
-        meta = ckpt.read_meta(step)
+    want = {k if k.startswith("model.") else k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
+
+    def abstract_for(meta):  # checked before any array of the step is read
         cfg = Config.from_dict(meta["config"])
         runs = [(hp, sd) for hp, sd in meta["runs"]]
-        want = {k if k.startswith("model.") else k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
-        matches = [r for r, (hp, sd) in enumerate(runs) if sd == seed and hp == want]
-        if not matches:
+        if not any(sd == seed and hp == want for hp, sd in runs):
             raise TrainingError(f"no run with seed {seed} and hparams {want} in this sweep; it holds "
                                 f"{[(run_label(hp) or 'default', sd) for hp, sd in runs]}")
-        trainer = make_train(cfg)
-        one = jax.eval_shape(trainer.init, jax.random.PRNGKey(0))
-        abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
-        states, _ = ckpt.restore(abstract, step)
+        one = jax.eval_shape(make_train(cfg).init, jax.random.PRNGKey(0))
+        return jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
+
+    with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
+        if step is None:  # the newest intact step (damaged ones are skipped with a warning)
+            import sys
+
+            _, states, meta = ckpt.restore_intact(abstract_for, log=lambda m: print(m, file=sys.stderr))
+        else:
+            meta = ckpt.read_meta(step)
+            states, _ = ckpt.restore(abstract_for(meta), step, meta=meta)
+    cfg = Config.from_dict(meta["config"])
+    runs = [(hp, sd) for hp, sd in meta["runs"]]
+    matches = [r for r, (hp, sd) in enumerate(runs) if sd == seed and hp == want]
     run_cfg = run_config(cfg, runs[matches[0]][0], seed)
     return run_cfg, _seed_state(states, matches[0])

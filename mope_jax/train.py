@@ -13,8 +13,11 @@ depends only on (config, seed), not on how it is chunked or when it was interrup
 
 Driver: ``run(cfg, run_dir)`` trains in chunks on a global grid of ``log_interval`` steps,
 evaluates every ``eval_interval``, checkpoints every ``checkpoint_interval`` and at the end,
-appends metrics to ``run_dir/metrics.jsonl``, resumes from the latest checkpoint, saves on
-SIGTERM, and stops on a non-finite loss keeping the last good checkpoint.
+appends metrics to ``run_dir/metrics.jsonl``, resumes from the newest intact checkpoint
+(skipping damaged ones), saves on SIGTERM, and stops on a non-finite loss, parameter or eval
+keeping the last good checkpoint. One process at a time owns a run directory (``RunLock``);
+``final.json`` and a rewritten ``metrics.jsonl`` are replaced atomically, and a finished run
+opened again keeps (or rebuilds from its last checkpoint) a complete record.
 """
 
 from __future__ import annotations
@@ -41,15 +44,21 @@ from mope_jax.attention import registry
 from mope_jax.config import TRACED_MODEL_FIELDS, Config, traced_fields
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.data.batches import sample_batch
+from mope_jax.errors import CheckpointError, TrainingError
 from mope_jax.model import GPT, count_params, cross_entropy, init_params
 from mope_jax.perf import fast_cpu_threefry, threefry_unrolled
+from mope_jax.rundir import (
+    RunLock,
+    atomic_write_text,
+    environment_errors,
+    make_run_dir,
+    read_jsonl,
+    read_record,
+    truncate_jsonl,
+)
 from mope_jax.typing import Array, Params, PRNGKey
 
 EVAL_TAG = 0x5EED
-
-
-class TrainingError(RuntimeError):
-    """A run cannot go on; the message names the fix."""
 
 
 @flax.struct.dataclass
@@ -311,6 +320,33 @@ def _to_py(tree):
     return jax.tree_util.tree_map(lambda x: np.asarray(x).tolist(), tree)
 
 
+def all_finite(tree) -> Array:
+    """A bool scalar: every element of every leaf is finite (params, or an eval dict)."""
+    leaves = jax.tree_util.tree_leaves(tree)
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves])) if leaves else jnp.asarray(True)
+
+
+_all_finite_jit = jax.jit(all_finite)
+
+
+def params_finite(params) -> bool:
+    """True if every parameter is finite: checked on the state before it is kept or saved."""
+    return bool(_all_finite_jit(params))
+
+
+def non_finite_message(what: str, run_dir: Path, last_good: int | None) -> str:
+    kept = (f"the last good checkpoint (step {last_good}) is kept in {run_dir}" if last_good is not None
+            else f"no checkpoint was saved before it in {run_dir}")
+    return f"{what}; {kept}; lower train.lr or train.grad_clip and start a new run_dir"
+
+
+def steady_rate(rates: list[float], run_dir: Path) -> list[float]:
+    """This session's chunk rates; none (a finished run opened again): those in metrics.jsonl."""
+    if rates:
+        return rates
+    return [r["tokens_per_s"] for r in read_jsonl(Path(run_dir) / "metrics.jsonl") if r.get("tokens_per_s")]
+
+
 class _SigtermFlag:
     """Turns SIGTERM into a flag checked between chunks (then: save, exit)."""
 
@@ -340,19 +376,12 @@ class RunResult:
     state: TrainState
     final: dict[str, Any]
     interrupted: bool = False
-
-
-def _truncate_jsonl(path: Path, max_step: int) -> None:
-    """Drop metric lines written after the checkpoint we resume from."""
-    if not path.exists():
-        return
-    keep = [ln for ln in path.read_text().splitlines() if ln.strip() and json.loads(ln).get("step", 0) <= max_step]
-    path.write_text("".join(ln + "\n" for ln in keep))
+    sigterm: bool = False  # stopped by SIGTERM (saved first); the CLI exits with EXIT_INTERRUPTED
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
-    path = Path(run_dir) / "metrics.jsonl"
-    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()] if path.exists() else []
+    """The records of ``run_dir/metrics.jsonl`` (a partial last line, left by a kill, is dropped)."""
+    return read_jsonl(Path(run_dir) / "metrics.jsonl")
 
 
 def run(
@@ -374,13 +403,20 @@ def run(
     summary_fn(cfg, state) -> JSON scalars/lists logged with every eval (default:
     :func:`mope_jax.analysis.spectra.eval_summary`).
     """
-    from mope_jax.checkpoint import Checkpointer
-
     check_causal(cfg)
     cfg, corpus = prepare(cfg)
-    t = cfg.train
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    make_run_dir(run_dir)
+    with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
+        return _run_locked(cfg, corpus, run_dir, progress=progress, stop_after=stop_after, spectra_fn=spectra_fn,
+                           summary_fn=summary_fn, log=log)
+
+
+def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_after, spectra_fn, summary_fn,
+                log) -> RunResult:
+    from mope_jax.checkpoint import Checkpointer
+
+    t = cfg.train
     trainer = make_train(cfg)
     train_data = jnp.asarray(corpus.train)
     val_data = jnp.asarray(corpus.val)
@@ -400,16 +436,22 @@ def run(
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
     abstract = jax.eval_shape(trainer.init, jax.random.PRNGKey(t.seed))
     metrics_path = run_dir / "metrics.jsonl"
+    last_good = None
     if ckpt.latest_step() is not None:
-        state, saved = ckpt.restore(abstract)
-        _check_resumable(saved, cfg, corpus, run_dir)
-        _truncate_jsonl(metrics_path, int(state.step))
-        log(f"resuming {run_dir} from step {int(state.step)}")
+        try:
+            last_good, state, _ = ckpt.restore_intact(
+                abstract, check_meta=lambda saved: _check_resumable(saved, cfg, corpus, run_dir), log=log,
+                quarantine=True)
+        except BaseException:
+            ckpt.close()
+            raise
+        truncate_jsonl(metrics_path, last_good)
+        log(f"resuming {run_dir} from step {last_good}")
     else:
         state = jax.jit(trainer.init)(jax.random.PRNGKey(t.seed))
-        metrics_path.write_text("")
+        atomic_write_text(metrics_path, "")
     meta["num_params"] = count_params(state.params)
-    (run_dir / "config.json").write_text(cfg.to_json() + "\n")
+    atomic_write_text(run_dir / "config.json", cfg.to_json() + "\n")
 
     steps_fn = jax.jit(trainer.train_steps, static_argnums=2, donate_argnums=0)
     eval_fn = jax.jit(trainer.evaluate)
@@ -418,7 +460,6 @@ def run(
     tokens_per_step = t.batch_size * cfg.model.block_size
     bar = _progress(progress, step, t.max_steps)
     evals, rates, interrupted = [], [], False
-    last_good = ckpt.latest_step()
 
     last_spectra = None
 
@@ -428,6 +469,10 @@ def run(
         ckpt.save(int(state.step), state, meta, spectra)
         last_good = int(state.step)
 
+    def stop(what: str):
+        ckpt.close()
+        raise TrainingError(non_finite_message(what, run_dir, last_good))
+
     with _SigtermFlag() as sigterm:
         while step < target:
             n = _next_boundary(step, t) - step
@@ -436,12 +481,9 @@ def run(
             losses = np.asarray(m["loss"])
             dt = time.perf_counter() - t0
             if not np.all(np.isfinite(losses)):
-                bad = step + int(np.argmin(np.isfinite(losses)))
-                ckpt.close()
-                raise TrainingError(
-                    f"loss became non-finite at step {bad}; the last good checkpoint (step {last_good}) "
-                    f"is kept in {run_dir}; lower train.lr or train.grad_clip and start a new run_dir"
-                )
+                stop(f"loss became non-finite at step {step + int(np.argmin(np.isfinite(losses)))}")
+            if not params_finite(new_state.params):  # a finite loss can still leave inf/nan weights
+                stop(f"the parameters became non-finite by step {step + n}")
             state, step = new_state, step + n
             rate = n * tokens_per_step / dt
             rates.append(rate)
@@ -449,6 +491,8 @@ def run(
                    "grad_norm": float(np.asarray(m["grad_norm"]).mean()), "tokens_per_s": rate, "seconds": dt}
             if step % t.eval_interval == 0 or step == t.max_steps:
                 ev = _to_py(eval_fn(state, train_data, val_data))
+                if not all(np.isfinite(v) for v in ev.values()):
+                    stop(f"the eval loss became non-finite at step {step} (train {ev['train']}, val {ev['val']})")
                 rec.update(eval_train=ev["train"], eval_val=ev["val"])
                 if summary_fn is not None:
                     rec.update(summary_fn(cfg, state))
@@ -466,13 +510,22 @@ def run(
         bar.close()
     ckpt.close()
     final_path = run_dir / "final.json"
-    if not rates and final_path.exists():  # a finished run, opened again: keep its record
-        final = json.loads(final_path.read_text())
+    kept = read_record(final_path) if not rates else None
+    if kept is not None and kept.get("steps") == step:  # a finished run, opened again: keep its record
+        final = kept
     else:
-        final = summarize(run_dir, cfg, meta, rates, spectra=last_spectra)
+        if last_spectra is None and spectra_fn is not None and step >= t.max_steps:
+            last_spectra = spectra_fn(cfg, state)  # e.g. killed after the final save, before final.json
+        final = summarize(run_dir, cfg, meta, steady_rate(rates, run_dir), spectra=last_spectra)
         if step >= t.max_steps:
-            final_path.write_text(json.dumps(final, indent=2) + "\n")
-    return RunResult(run_dir, cfg, state, final, interrupted=interrupted or step < t.max_steps)
+            _record_hook(final_path)
+            atomic_write_text(final_path, json.dumps(final, indent=2) + "\n")
+    return RunResult(run_dir, cfg, state, final, interrupted=interrupted or step < t.max_steps,
+                     sigterm=interrupted)
+
+
+def _record_hook(path: Path) -> None:
+    """Called just before a record is written; tests replace it to simulate a kill in that window."""
 
 
 SPECTRA_MAX_VALUES = 4096  # larger learned arrays stay in the checkpoint only
@@ -504,16 +557,25 @@ def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[floa
     }
 
 
-def _check_resumable(saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir: Path) -> None:
-    check_vocab(corpus.vocab, tuple(saved["vocab"]))
+def _check_resumable(saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir: Path, *,
+                     what: str = "a run") -> None:
+    """Before any array is restored: the checkpoint's config, corpus digest and vocabulary are
+    this run's (a changed model would otherwise fail deep inside Orbax's structure check)."""
     old = Config.from_dict(saved["config"])
     if old != cfg:
         a, b = old.to_dict(), cfg.to_dict()
         diff = [f"{s}.{k}: {a[s][k]!r} -> {b[s][k]!r}" for s in ("model", "data", "train") for k in a[s] if a[s][k] != b[s][k]]
         raise TrainingError(
-            f"{run_dir} holds a run with another config ({'; '.join(diff) or 'name'}); "
+            f"{run_dir} holds {what} with another config ({'; '.join(diff) or 'name'}); "
             "use a new --run-dir, or the same overrides as before to resume"
         )
+    old_sha, new_sha = (saved.get("corpus") or {}).get("sha256"), corpus.meta.get("sha256")
+    if old_sha is not None and new_sha is not None and old_sha != new_sha:
+        raise TrainingError(
+            f"the corpus changed since {run_dir} was checkpointed (sha256 {old_sha[:12]}... -> {new_sha[:12]}...); "
+            "restore the original file to resume, or start a new --run-dir"
+        )
+    check_vocab(corpus.vocab, tuple(saved["vocab"]))
 
 
 def load_run(run_dir: str | Path, step: int | None = None) -> tuple[Config, TrainState, dict[str, Any]]:
@@ -521,15 +583,27 @@ def load_run(run_dir: str | Path, step: int | None = None) -> tuple[Config, Trai
     from mope_jax.checkpoint import Checkpointer
 
     path = Path(run_dir) / "checkpoints"
-    if not path.exists():
-        raise TrainingError(f"{run_dir} has no checkpoints; train first: mope-jax train --run-dir {run_dir}")
+    if not path.is_dir() or not any(p.name.isdigit() for p in path.iterdir()):
+        raise CheckpointError(f"{run_dir} has no checkpoints; train first: mope-jax train --run-dir {run_dir}")
     with Checkpointer(path, read_only=True) as ckpt:
-        meta = ckpt.read_meta(step)
-        cfg = Config.from_dict(meta["config"])
-        trainer = make_train(cfg)
-        abstract = jax.eval_shape(trainer.init, jax.random.PRNGKey(cfg.train.seed))
-        state, meta = ckpt.restore(abstract, step)
-    return cfg, state, meta
+        if step is not None:
+            meta = ckpt.read_meta(step)
+            cfg = Config.from_dict(meta["config"])
+            state, meta = ckpt.restore(_abstract_state(cfg), step, meta=meta)
+            return cfg, state, meta
+        _, state, meta = ckpt.restore_intact(lambda meta: _abstract_state(Config.from_dict(meta["config"])),
+                                             log=_warn)
+    return Config.from_dict(meta["config"]), state, meta
+
+
+def _abstract_state(cfg: Config):
+    return jax.eval_shape(make_train(cfg).init, jax.random.PRNGKey(cfg.train.seed))
+
+
+def _warn(msg: str) -> None:
+    import sys
+
+    print(msg, file=sys.stderr)
 
 
 def evaluate_run(run_dir: str | Path, cfg_data=None, *, batches: int | None = None) -> dict[str, float]:

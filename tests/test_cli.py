@@ -58,8 +58,11 @@ def test_killed_run_resumes_to_the_same_numbers(tmp_path, uninterrupted, sig):
     wait_for_checkpoint(run_dir, proc)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
-    if sig == signal.SIGTERM and proc.returncode == 0 and not (run_dir / "final.json").exists():
-        assert "SIGTERM: saved step" in out + err
+    if sig == signal.SIGTERM and not (run_dir / "final.json").exists():  # it landed mid-run
+        # 143 (saved first) when it landed in the training loop; -15 only in the instant after
+        # the loop, before final.json (the default handler is back by then)
+        assert proc.returncode in (143, -signal.SIGTERM), (proc.returncode, out, err)
+        assert proc.returncode != 143 or "SIGTERM: saved step" in out + err
     resumed = cli(*TRAIN, "--run-dir", str(run_dir))
     a, b = final(uninterrupted), final(run_dir)
     assert b["steps"] == 40

@@ -28,15 +28,29 @@ from typing import Any
 import numpy as np
 
 from mope_jax.analysis.stats import summarize, welch
+from mope_jax.errors import MopeError
+
+REQUIRED_KEYS = ("name", "seed", "final_val_loss")
 
 
 def load_records(paths: list[str | Path]) -> list[dict[str, Any]]:
-    """Every final.json at or below the given paths (a path may also be a final.json)."""
+    """Every final.json at or below the given paths (a path may also be a final.json). A path
+    that does not exist, or a record that is not a complete JSON record, is a ReportError
+    naming the file."""
     recs = []
     for p in map(Path, paths):
+        if not p.exists():
+            raise ReportError(f"{p}: no such file or folder")
         files = [p] if p.is_file() else sorted(p.rglob("final.json"))
         for f in files:
-            rec = json.loads(f.read_text())
+            try:
+                rec = json.loads(f.read_text())
+            except (OSError, UnicodeDecodeError, ValueError) as e:
+                raise ReportError(f"{f}: not a readable run record ({type(e).__name__}: {e}); rerun the same "
+                                  "train/sweep command to rebuild it, or leave the folder out") from None
+            missing = [k for k in REQUIRED_KEYS if not isinstance(rec, dict) or k not in rec]
+            if missing:
+                raise ReportError(f"{f}: not a run record (no {', '.join(missing)}); give run or sweep folders")
             rec["_path"] = str(f)
             recs.append(rec)
     return recs
@@ -60,7 +74,7 @@ def table(records: list[dict[str, Any]], *, baseline: str | None = None, metric:
     groups = group(records, metric)
     names = sorted(groups)
     if baseline is not None and baseline not in groups:
-        raise ValueError(f"baseline {baseline!r} is not among the configs: {', '.join(names)}")
+        raise ReportError(f"baseline {baseline!r} is not among the configs: {', '.join(names)}")
     lines = [
         f"| config | n | mean {metric} | std | 95% CI | diff vs {baseline or '-'} | Welch p | tokens/s | causal |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -155,7 +169,7 @@ def write_report(paths: list[str | Path], out: str | Path, *, baseline: str | No
     the markdown without the run folders."""
     records = load_records(paths)
     if not records:
-        raise ValueError(f"no final.json records under {', '.join(map(str, paths))}; train or sweep first")
+        raise ReportError(f"no final.json records under {', '.join(map(str, paths))}; train or sweep first")
     if baseline is not None:
         table(records, baseline=baseline)  # an unknown baseline fails before anything is written
     out = Path(out)
@@ -206,8 +220,8 @@ def render_records(payload: dict[str, Any], json_path: str | Path) -> dict[str, 
 # --------------------------------------------------------------------------- regenerate
 
 
-class ReportError(ValueError):
-    """Bad input to ``regenerate`` (the CLI prints it as one ``error:`` line, exit 2)."""
+class ReportError(MopeError, ValueError):
+    """Bad input to ``report`` or ``regenerate`` (the CLI prints it as one ``error:`` line, exit 2)."""
 
 
 REGENERATE_DEFAULT = "experiments/results"

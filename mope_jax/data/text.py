@@ -14,9 +14,7 @@ from typing import Any
 
 import numpy as np
 
-
-class DataError(ValueError):
-    """A bad data input; the one-line message names the fix."""
+from mope_jax.errors import DataError  # re-exported: mope_jax.data.DataError
 
 
 @dataclass(frozen=True, eq=False)

@@ -361,13 +361,15 @@ def _check_variant_names(m: ModelConfig) -> None:
         if known and name not in known:
             raise ConfigError(f"model.{slot}={name!r} is unknown; choose one of {', '.join(known)}")
     # options of the variants, from the modules that define them (read, never copied here)
-    from mope_jax.attention.spectral import CONV_IMPLS, PHASE_MODES, TRANSFORMS
+    from mope_jax.attention.core import COMPUTE_DTYPES
+    from mope_jax.attention.spectral import CONV_IMPLS, FILTER_NORMS, KERNEL_NORMS, PHASE_MODES, TRANSFORMS
     from mope_jax.encodings.morlet import CONSTRAINTS, INITS
     from mope_jax.encodings.rope import SCALINGS
 
     options = {"rope_scaling": SCALINGS, "rope_layout": ("interleaved", "half"), "mope_constraint": CONSTRAINTS,
                "mope_init": INITS, "filter_transform": TRANSFORMS, "filter_phase": PHASE_MODES,
-               "conv_impl": CONV_IMPLS}
+               "conv_impl": CONV_IMPLS, "filter_norm": FILTER_NORMS, "kernel_norm": KERNEL_NORMS,
+               "ega_m_init": INITS, "ega_m_constraint": CONSTRAINTS, "compute_dtype": tuple(COMPUTE_DTYPES)}
     for key, allowed in options.items():
         value = getattr(m, key, None)
         if value is not None and value not in allowed:

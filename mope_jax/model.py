@@ -15,6 +15,7 @@ import jax.numpy as jnp
 from mope_jax.attention import registry
 from mope_jax.attention.core import SelfAttention, dense, matmul_dtype, mm_einsum
 from mope_jax.config import ModelConfig
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array, Params
 
 
@@ -91,7 +92,7 @@ class GPT(nn.Module):
         cfg = self.cfg
         b, t = tokens.shape
         if t > cfg.block_size:
-            raise ValueError(f"sequence length {t} exceeds block_size {cfg.block_size}")
+            raise ConfigError(f"sequence length {t} exceeds block_size {cfg.block_size}")
         positions = jnp.arange(t)
         wte = nn.Embed(cfg.vocab_size, cfg.n_embd, embedding_init=nn.initializers.normal(cfg.init_std), name="wte")
         x = wte(tokens)  # (B,T,E)

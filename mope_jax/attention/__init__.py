@@ -3,9 +3,13 @@
 Importing this package registers all variants (each module registers its own).
 """
 
-from mope_jax.attention import baseline  # noqa: F401  (registers the baseline variants)
-from mope_jax.attention import ega_m, energy_gate, morlet_rope  # noqa: F401  (paper A variants)
-from mope_jax.attention import spectral  # noqa: F401  (paper C variants)
+from mope_jax.attention import (  # noqa: F401  (paper A variants)
+    baseline,  # noqa: F401  (registers the baseline variants)
+    ega_m,
+    energy_gate,
+    morlet_rope,
+    spectral,  # noqa: F401  (paper C variants)
+)
 from mope_jax.attention.core import SelfAttention, attend, causal_mask, dot_product_scores
 from mope_jax.attention.registry import AttnBias, Variant, declared_causal, register, variants
 

@@ -6,7 +6,6 @@ import math
 
 import flax.linen as nn
 
-
 from mope_jax.attention.registry import AttnBias, register
 from mope_jax.encodings.alibi import alibi_bias, alibi_slopes
 from mope_jax.encodings.learned import LearnedPositionalEmbedding

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 
 from mope_jax.attention import registry
 from mope_jax.attention.registry import AttnBias
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 NEG_INF = -1e30  # finite, so fully masked rows cannot produce NaN
@@ -33,7 +34,7 @@ def matmul_dtype(name: str):
     try:
         return COMPUTE_DTYPES[name]
     except KeyError:
-        raise ValueError(f"model.compute_dtype={name!r}; use one of {sorted(COMPUTE_DTYPES)}") from None
+        raise ConfigError(f"model.compute_dtype={name!r}; use one of {sorted(COMPUTE_DTYPES)}") from None
 
 
 def mm_einsum(spec: str, a: Array, b: Array, dtype=None) -> Array:

@@ -38,6 +38,7 @@ from mope_jax.attention.energy_gate import EGA_C_LENGTHS, mixed_gate_log, znorma
 from mope_jax.attention.registry import AttnBias, register
 from mope_jax.config import traced_field
 from mope_jax.encodings.morlet import CONSTRAINTS, INITS, admissibility_penalty, constrain
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 EGA_M_LENGTHS = EGA_C_LENGTHS  # l_s = 3, 7, 15, 31 taps
@@ -48,7 +49,7 @@ def ega_m_init(lengths: tuple[int, ...] = EGA_M_LENGTHS, *, init: str = "boundar
     """Initial (log_omega, log_sigma), each (n,) float32: omega_s = pi / l_s rad/token,
     sigma_s = bound / omega_s (``"boundary"``) or 2 bound / omega_s (``"off"``), tokens."""
     if init not in INITS:
-        raise ValueError(f"unknown EGA-M init {init!r}; choose one of {INITS}")
+        raise ConfigError(f"unknown EGA-M init {init!r}; choose one of {INITS}")
     log_omega = np.log(math.pi / np.asarray(lengths, np.float64))
     product = bound if init == "boundary" else 2.0 * bound
     return log_omega.astype(np.float32), (math.log(product) - log_omega).astype(np.float32)
@@ -86,7 +87,7 @@ class EnergyGateMorlet(nn.Module):
     @nn.compact
     def __call__(self, xn: Array, positions: Array, deterministic: bool = True) -> AttnBias:
         if self.constraint not in CONSTRAINTS:
-            raise ValueError(f"unknown EGA-M constraint {self.constraint!r}; choose one of {CONSTRAINTS}")
+            raise ConfigError(f"unknown EGA-M constraint {self.constraint!r}; choose one of {CONSTRAINTS}")
         n = len(self.lengths)
         lo, ls = ega_m_init(self.lengths, init=self.init_mode, bound=self.bound)
         log_omega = self.param("log_omega", lambda key, shape: jnp.asarray(lo), (n,))

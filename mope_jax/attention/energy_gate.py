@@ -55,6 +55,7 @@ import jax
 import jax.numpy as jnp
 
 from mope_jax.attention.registry import AttnBias, register, rename
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 STD_FLOOR = 1e-8
@@ -98,7 +99,7 @@ def znormalise(p: Array, znorm: str) -> Array:
         return znorm_full(p)
     if znorm == "prefix":
         return znorm_prefix(p)
-    raise ValueError(f"unknown EGA znorm {znorm!r}; choose one of {ZNORMS}")
+    raise ConfigError(f"unknown EGA znorm {znorm!r}; choose one of {ZNORMS}")
 
 
 def energy_log_gate(e: Array, alpha: Array, tau: Array) -> Array:

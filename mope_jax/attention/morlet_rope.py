@@ -28,6 +28,7 @@ import jax.numpy as jnp
 from mope_jax.attention.registry import register
 from mope_jax.encodings.morlet import MorletPositionalEncoding
 from mope_jax.encodings.rope import rope_frequencies
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 
@@ -52,7 +53,7 @@ def _pairs(x: Array, layout: str) -> Array:
         return x.reshape(b, t, h, d // 2, 2)  # (B,T,H,D) -> (B,T,H,D/2,2)
     if layout == "half":
         return jnp.stack([x[..., : d // 2], x[..., d // 2:]], axis=-1)  # (B,T,H,D/2,2)
-    raise ValueError(f"unknown RoPE layout {layout!r}; use 'interleaved' or 'half'")
+    raise ConfigError(f"unknown RoPE layout {layout!r}; use 'interleaved' or 'half'")
 
 
 def _rotate_pairs(pairs: Array, positions: Array, freqs: Array) -> Array:
@@ -89,7 +90,7 @@ def morlet_rope_scores(
     n_groups = log_sigma.shape[-1]
     f = d // 2
     if f % n_groups:
-        raise ValueError(f"morlet_rope_groups={n_groups} must divide head_dim/2={f}")
+        raise ConfigError(f"morlet_rope_groups={n_groups} must divide head_dim/2={f}")
     freqs = rope_frequencies(d, base)  # (F,)
     qr = _rotate_pairs(_pairs(q.astype(jnp.float32), layout), q_positions, freqs)  # (B,T,H,F,2)
     kr = _rotate_pairs(_pairs(k.astype(jnp.float32), layout), k_positions, freqs)  # (B,S,H,F,2)

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import flax.linen as nn
 
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 SLOTS = ("pos_encoding", "qk_position", "attn_bias", "qk_filter", "mixer")
@@ -86,10 +87,10 @@ def get(slot: str, name: str) -> Variant:
         return _REGISTRY[(slot, name)]
     except KeyError:
         if (slot, name) in _RENAMED:
-            raise ValueError(f"{slot} {name!r} was renamed {_RENAMED[(slot, name)]!r} (issue 12); "
+            raise ConfigError(f"{slot} {name!r} was renamed {_RENAMED[(slot, name)]!r} (issue 12); "
                              "use the new name") from None
         choices = sorted(n for s, n in _REGISTRY if s == slot)
-        raise ValueError(f"unknown {slot} {name!r}; choose one of {choices}") from None
+        raise ConfigError(f"unknown {slot} {name!r}; choose one of {choices}") from None
 
 
 def variants(slot: str | None = None) -> list[Variant]:

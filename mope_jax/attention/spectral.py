@@ -66,6 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mope_jax.attention.registry import register
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array, PRNGKey
 
 # Eval-time surrogates (phase_surrogate): the authors' four (DESIGN.md section 5) and our
@@ -88,7 +89,7 @@ FIXED_BIN_LADDER = {"dc": 0.0, "1": 1.0, "4": 4.0, "16": 16.0, "64": 64.0, "nyqu
 def check_choice(field: str, value: str, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``, else fail with one line naming them."""
     if value not in choices:
-        raise ValueError(f"model.{field}={value!r} is not valid; choose one of {', '.join(choices)}")
+        raise ConfigError(f"model.{field}={value!r} is not valid; choose one of {', '.join(choices)}")
     return value
 
 
@@ -326,7 +327,7 @@ def kernel_taps(kind: str, scale: Array, length: int, w0: float = 6.0, norm: str
         if norm == "l1":
             return h / env.sum(-1)[None, :, None]
     else:
-        raise ValueError(f"unknown kernel {kind!r}; one of {KERNELS}")
+        raise ConfigError(f"unknown kernel {kind!r}; one of {KERNELS}")
     if norm == "l2":
         return h / jnp.sqrt((h**2).sum((0, 2), keepdims=True))  # sum over Re, Im and taps
     return h / jnp.abs(h).sum(-1, keepdims=True)
@@ -464,13 +465,13 @@ def filter_qk(q: Array, k: Array, w: Array, *, transform: str = "dft", phase: st
     """
     t = q.shape[1]
     if n_bins(t, transform) != w.shape[-1]:
-        raise ValueError(f"window has {w.shape[-1]} bins; T={t} with {transform!r} needs {n_bins(t, transform)}")
+        raise ConfigError(f"window has {w.shape[-1]} bins; T={t} with {transform!r} needs {n_bins(t, transform)}")
     if transform == "dft":
         key = jax.random.PRNGKey(seed)
         qs, ks = jax.vmap(lambda wk: spectral_filter_qk(q, k, wk, phase=phase, key=key))(w)  # (K,B,T,H,D)
     else:
         if phase != "none":
-            raise ValueError("phase surrogates need model.filter_transform='dft'")
+            raise ConfigError("phase surrogates need model.filter_transform='dft'")
         mk = random_orthogonal if transform == "rotation" else random_projection
         m = jnp.asarray(mk(t, seed), jnp.float32)  # (T,T)
         qs = jax.vmap(lambda wk: basis_filter(q, wk, m))(w)  # (K,B,T,H,D)
@@ -513,7 +514,7 @@ class SpectralFilter(nn.Module):
         bins = np.asarray(self.init_bins, np.float64) * (t / self.ref_len if self.ref_len else 1.0)  # (K,)
         if check_choice("centres", self.centres, CENTRES) == "learned":
             if np.any(bins <= 0):
-                raise ValueError(f"learned centres are log-parameterised: initial bins {bins} must be > 0")
+                raise ConfigError(f"learned centres are log-parameterised: initial bins {bins} must be > 0")
             init = jnp.log(jnp.asarray(bins, jnp.float32))[:, None] * jnp.ones((1, h))  # (K,H)
             centers = jnp.exp(self.param("log_center", lambda key: init))  # (K,H) bins
         elif self.centres == "fixed":
@@ -569,7 +570,7 @@ class CausalKernelFilter(nn.Module):
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
         """q, k (B,T,H,D) -> (B,T,H,C*D), C = 2 for morlet (Re, Im stacked), else 1."""
         if self.impl not in CONVS:
-            raise ValueError(f"unknown conv_impl {self.impl!r}; one of {CONV_IMPLS}")
+            raise ConfigError(f"unknown conv_impl {self.impl!r}; one of {CONV_IMPLS}")
         t, h = q.shape[1], self.n_head
         init = jnp.full((h,), math.log(self.scale), jnp.float32)
         log_scale = self.param("log_scale", lambda key: init) if self.learn_scale else init  # (H,)
@@ -614,7 +615,7 @@ class CausalFreqFilter(nn.Module):
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
         """q, k (B,T,H,D) -> (B,T,H,2*D) (Re, Im stacked)."""
         if self.impl not in ("fft", "toeplitz", "direct"):
-            raise ValueError(f"model.conv_impl={self.impl!r} is not valid; choose one of {', '.join(CONV_IMPLS)}")
+            raise ConfigError(f"model.conv_impl={self.impl!r} is not valid; choose one of {', '.join(CONV_IMPLS)}")
         t = q.shape[1]
         init = jnp.full((self.n_head,), math.log(self.init_bin), jnp.float32)
         freq = causal_freq_bins(self.param("log_freq", lambda key: init), t)  # (H,) bins

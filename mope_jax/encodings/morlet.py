@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from mope_jax.config import traced_field
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 OMEGA_MAX = 0.95 * math.pi  # rad/token, the authors' cap (below the Nyquist limit pi)
@@ -46,7 +47,7 @@ def morlet_init(n: int, *, init: str = "boundary", bound: float = 5.0) -> tuple[
     the paper's choice) or 2 bound / omega_i (``init="off"``: omega sigma = 10 for bound 5).
     """
     if init not in INITS:
-        raise ValueError(f"unknown MOPE init {init!r}; choose one of {INITS}")
+        raise ConfigError(f"unknown MOPE init {init!r}; choose one of {INITS}")
     log_omega = np.linspace(0.0, math.log(0.99 * math.pi), n)
     product = bound if init == "boundary" else 2.0 * bound
     log_sigma = math.log(product) - log_omega
@@ -77,7 +78,7 @@ def constrain(log_omega: Array, log_sigma: Array, *, constraint: str = "clamp", 
         return jnp.minimum(jnp.exp(log_omega), OMEGA_MAX), jnp.maximum(jnp.exp(log_sigma), SIGMA_MIN)
     if constraint == "none":
         return jnp.exp(log_omega), jnp.exp(log_sigma)
-    raise ValueError(f"unknown MOPE constraint {constraint!r}; choose one of {CONSTRAINTS}")
+    raise ConfigError(f"unknown MOPE constraint {constraint!r}; choose one of {CONSTRAINTS}")
 
 
 def admissibility_penalty(log_omega: Array, log_sigma: Array, *, bound: float = 5.0) -> Array:
@@ -132,9 +133,9 @@ class MorletPositionalEncoding(nn.Module):
     def __call__(self, positions: Array) -> Array:
         """positions (T,) in tokens -> (T, E)."""
         if self.dim % 2:
-            raise ValueError(f"MOPE needs an even width, got n_embd={self.dim}")
+            raise ConfigError(f"MOPE needs an even width, got n_embd={self.dim}")
         if self.constraint not in CONSTRAINTS:
-            raise ValueError(f"unknown MOPE constraint {self.constraint!r}; choose one of {CONSTRAINTS}")
+            raise ConfigError(f"unknown MOPE constraint {self.constraint!r}; choose one of {CONSTRAINTS}")
         n = self.dim // 2
         lo, ls = morlet_init(n, init=self.init_mode, bound=self.bound)
         log_omega = self.param("log_omega", lambda key, shape: jnp.asarray(lo), (n,))

@@ -24,12 +24,12 @@ Context extension (DESIGN.md section 3), s = L'/L the extension factor, L the tr
 
 from __future__ import annotations
 
-from typing import Literal
-
 import math
+from typing import Literal
 
 import jax.numpy as jnp
 
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 Layout = Literal["interleaved", "half"]
@@ -59,21 +59,21 @@ def rope_frequencies(
       yarn_alpha, yarn_beta: YaRN ramp endpoints, in rotations over L.
     """
     if head_dim % 2:
-        raise ValueError(f"RoPE needs an even head dim, got {head_dim}")
+        raise ConfigError(f"RoPE needs an even head dim, got {head_dim}")
     if scaling not in SCALINGS:
-        raise ValueError(f"unknown RoPE scaling {scaling!r}; choose one of {SCALINGS}")
+        raise ConfigError(f"unknown RoPE scaling {scaling!r}; choose one of {SCALINGS}")
     theta = base ** (-jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim)  # (D/2,)
     if scaling == "none":
         return theta
     if scaling == "dynamic_ntk":
         if not original_length or seq_len is None:
-            raise ValueError("dynamic_ntk needs original_length (model.rope_original_length) and seq_len")
+            raise ConfigError("dynamic_ntk needs original_length (model.rope_original_length) and seq_len")
         factor = max(1.0, seq_len / original_length)
         if factor == 1.0:
             return theta
         scaling = "ntk"
     if factor < 1.0:
-        raise ValueError(f"rope factor s={factor} < 1; s = L'/L is an extension factor, use s >= 1")
+        raise ConfigError(f"rope factor s={factor} < 1; s = L'/L is an extension factor, use s >= 1")
     if scaling == "pi":
         return theta / factor
     if scaling == "ntk":
@@ -85,9 +85,9 @@ def rope_frequencies(
         return theta * jnp.asarray(factor, jnp.float32) ** (-expo)
     # yarn
     if not original_length:
-        raise ValueError("yarn needs original_length (model.rope_original_length), the training length L")
+        raise ConfigError("yarn needs original_length (model.rope_original_length), the training length L")
     if not yarn_beta > yarn_alpha:
-        raise ValueError(f"yarn needs beta > alpha, got alpha={yarn_alpha}, beta={yarn_beta}")
+        raise ConfigError(f"yarn needs beta > alpha, got alpha={yarn_alpha}, beta={yarn_beta}")
     gamma = yarn_ramp(theta, original_length, yarn_alpha, yarn_beta)
     return (1.0 - gamma) * theta / factor + gamma * theta
 
@@ -162,7 +162,7 @@ def apply_rope(
         a, b = xf[..., : d // 2], xf[..., d // 2 :]
         out = jnp.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
     else:
-        raise ValueError(f"unknown RoPE layout {layout!r}; use 'interleaved' or 'half'")
+        raise ConfigError(f"unknown RoPE layout {layout!r}; use 'interleaved' or 'half'")
     return out.astype(x.dtype)
 
 
@@ -179,7 +179,7 @@ def extend_context(model_cfg, scaling: str, factor: float = 1.0, *, original_len
     import dataclasses
 
     if model_cfg.pos_encoding == "learned":
-        raise ValueError("a learned position table cannot be extended; use a RoPE model (pos_encoding='none')")
+        raise ConfigError("a learned position table cannot be extended; use a RoPE model (pos_encoding='none')")
     L = original_length or model_cfg.rope_original_length or model_cfg.block_size
     new_len = seq_len or int(math.ceil(max(factor, 1.0) * L))
     return dataclasses.replace(

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 
 def sinusoidal_frequencies(dim: int, base: float = 10000.0) -> Array:
     """omega_i = base^(-2i/dim), i = 0..dim/2-1, in rad/token. Shape (dim/2,)."""
     if dim % 2:
-        raise ValueError(f"sinusoidal encoding needs an even width, got {dim}")
+        raise ConfigError(f"sinusoidal encoding needs an even width, got {dim}")
     return base ** (-jnp.arange(0, dim, 2, dtype=jnp.float32) / dim)
 
 

@@ -111,3 +111,17 @@ def test_layout_task_two_d_dense_keeps_the_bits_and_copies_less():
     flax_row, ours = r["results"].values()
     assert r["bitwise_equal_losses"] and len(ours["first_losses"]) == 2
     assert ours["copy_elements_per_step"] < flax_row["copy_elements_per_step"]
+
+
+@pytest.mark.slow
+def test_gpu_benchmark_script_runs_at_toy_size(tmp_path):
+    """experiments/bench/gpu.py (meant for a GPU) runs end to end on CPU at toy sizes: peak,
+    f32 and bf16 training with MFU, and the vmapped seeds rows."""
+    from experiments.bench import gpu
+
+    doc = gpu.main(["--tiny", "--out", str(tmp_path)])
+    r = doc["records"]
+    assert r["train/float32"]["tokens_per_s"] > 0 and 0 < r["train/bfloat16"]["mfu"]
+    assert set(r["sweep"]["results"]) == {"run/R=1", "vmap/R=1", "vmap/R=2"}
+    md = (tmp_path / "gpu_tiny.md").read_text()
+    assert "| MFU (model FLOPs/s / the peak of the same dtype) |" in md and "| vmap/R=2 |" in md

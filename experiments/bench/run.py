@@ -388,7 +388,7 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     def tps(k):
         return ref.get(k, {}).get("tokens_per_s")
 
-    L = ["# Performance benchmarks (issue 8)", "",
+    L = ["# Performance benchmarks (issues 8 and 14)", "",
          f"Made by `{doc['command']}` on {doc['date']} ({doc['env']['processor']}, {doc['env']['cpu_count']} CPUs; "
          f"load average before {doc['load_before']}, after {doc['load_after']}). Every number below is read from "
          f"[`{json_name}`]({json_name}) (the tables: [`{json_name[:-5]}.md`]({json_name[:-5]}.md)); the FLOP "
@@ -463,8 +463,10 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
           "* **Donation**: `train.run` already donates the state (`donate_argnums=0`); the benchmark does too.",
           "* **XLA CPU flags** (`--xla_cpu_use_xnnpack`, `--xla_cpu_experimental_ynn_fusion_type`, "
           "`--xla_cpu_use_onednn`, `--xla_cpu_prefer_vector_width=512`, `--xla_cpu_multi_thread_eigen`, "
-          "fast math): tried on the MLP only while 4 engineers shared the 2 cores, so nothing is claimed about "
-          "them; none is used in this run.",
+          "fast math): tried on the MLP (issue 8) and, in issue 14, YNNPACK fusions off, `dot,eltwise,reduce`, "
+          "oneDNN and XNNPACK dot fusions on the nanoGPT-char step, each in its own process on a machine "
+          "shared with other jobs: no difference stood out of the noise (oneDNN and XNNPACK left the loss bit "
+          "for bit unchanged, i.e. the same kernels), so nothing is claimed about them; none is used in this run.",
           "* **Attention formulation**: the hand-written einsum attention is kept; one attention "
           "forward+backward in this run: "
           + ("; ".join(f"{k}: {v['ms']:.1f} ms" for k, v in _r(recs.get("attention"))["results"].items())
@@ -487,6 +489,12 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
             L.append("Seed sweeps: every `mope_jax.sweep` strategy (map, vmap, shard over 2 host devices) is in "
                      f"[`{json_name[:-5]}.md`]({json_name[:-5]}.md) next to one-seed-at-a-time training; none "
                      "was faster by 1.5x. Not tried: pinning each host device to its own core.")
+        if any(k.startswith("f32_vs_torch") for k in miss):
+            L.append("The sizes we train (issue 14): tried as listed above (2-D Dense, flags, bf16). What is left "
+                     "in a nanoGPT-char step is mostly the matmuls themselves (XLA's YNNPACK kernels at K = 128), "
+                     "the (B,T,H,D) -> (B,H,T,D) copies around the attention einsums and the LayerNorm/GELU "
+                     "elementwise passes; not tried for lack of time: an attention that reads q, k, v in the "
+                     "projection's layout, a fused LayerNorm backward, Eigen instead of YNNPACK per dot shape.")
         if any(k.startswith(("mfu", "jax_vs")) for k in miss):
             L.append("Reference step: tried as listed above. Not tried for lack of time: a custom VJP that routes "
                      "the weight-gradient matmuls (XLA's Eigen dots) to YNNPACK, bf16 matmuls (would change "

@@ -15,7 +15,7 @@ import math
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from mope_jax.errors import ConfigError
 
@@ -319,6 +319,18 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
+# Checks of a ModelConfig that need the variant modules (registered names, each variant's
+# options). mope_jax.attention registers them when it is imported (presets, model, train and the
+# CLI import it), so this module never imports the attention modules: they import it.
+MODEL_CHECKS: list[Callable[[ModelConfig], None]] = []
+
+
+def register_model_check(check: Callable[[ModelConfig], None]) -> Callable[[ModelConfig], None]:
+    """Run ``check(model_cfg)`` (raising ConfigError) in every ``validate``."""
+    MODEL_CHECKS.append(check)
+    return check
+
+
 def validate(cfg: Config) -> None:
     """Raise ConfigError (one line naming the key and the rule) for a value no run can use."""
     m, d, t = cfg.model, cfg.data, cfg.train
@@ -326,7 +338,8 @@ def validate(cfg: Config) -> None:
         _need(getattr(m, key) >= 1, f"model.{key}", getattr(m, key), "it must be at least 1")
     _need(_finite(m.dropout) and 0 <= m.dropout < 1, "model.dropout", m.dropout, "it must be in [0, 1)")
     _need(_finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive")
-    _check_variant_names(m)
+    for check in MODEL_CHECKS:  # registered by mope_jax.attention: variant names and options
+        check(m)
 
     _need(_finite(d.train_fraction) and 0 < d.train_fraction < 1, "data.train_fraction", d.train_fraction,
           "it must be strictly between 0 and 1, e.g. 0.9")
@@ -347,30 +360,3 @@ def validate(cfg: Config) -> None:
     _need(t.decay_group in ("all", "2d"), "train.decay_group", t.decay_group, "use 'all' or '2d'")
 
 
-def _check_variant_names(m: ModelConfig) -> None:
-    """Every slot names a registered variant (mope_jax.attention.registry). Imported here, at
-    call time, because the attention modules import this one."""
-    try:
-        import mope_jax.attention  # noqa: F401  (registers every variant)
-        from mope_jax.attention import registry
-    except ImportError:  # a partial install without flax: the model cannot be built anyway
-        return
-    for slot in registry.SLOTS:
-        name = getattr(m, slot, None)
-        known = sorted(v.name for v in registry.variants(slot))
-        if known and name not in known:
-            raise ConfigError(f"model.{slot}={name!r} is unknown; choose one of {', '.join(known)}")
-    # options of the variants, from the modules that define them (read, never copied here)
-    from mope_jax.attention.core import COMPUTE_DTYPES
-    from mope_jax.attention.spectral import CONV_IMPLS, FILTER_NORMS, KERNEL_NORMS, PHASE_MODES, TRANSFORMS
-    from mope_jax.encodings.morlet import CONSTRAINTS, INITS
-    from mope_jax.encodings.rope import SCALINGS
-
-    options = {"rope_scaling": SCALINGS, "rope_layout": ("interleaved", "half"), "mope_constraint": CONSTRAINTS,
-               "mope_init": INITS, "filter_transform": TRANSFORMS, "filter_phase": PHASE_MODES,
-               "conv_impl": CONV_IMPLS, "filter_norm": FILTER_NORMS, "kernel_norm": KERNEL_NORMS,
-               "ega_m_init": INITS, "ega_m_constraint": CONSTRAINTS, "compute_dtype": tuple(COMPUTE_DTYPES)}
-    for key, allowed in options.items():
-        value = getattr(m, key, None)
-        if value is not None and value not in allowed:
-            raise ConfigError(f"model.{key}={value!r} is unknown; choose one of {', '.join(allowed)}")

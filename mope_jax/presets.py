@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
+import mope_jax.attention  # noqa: F401  (registers the variants and config.validate's model checks)
 from mope_jax.config import Config, ConfigError, DataConfig, ModelConfig, TrainConfig
 
 

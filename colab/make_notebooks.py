@@ -47,11 +47,13 @@ def code(text: str, **metadata):
 
 def badge(name: str):
     url = f"https://colab.research.google.com/github/{GITHUB_REPO}/blob/main/colab/{name}.ipynb"
-    return md(f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})")
+    return md(
+        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+    )
 
 
 def install():
-    return code(f'''
+    return code(f"""
         # Install mope-jax from GitHub (skipped when it is already importable, e.g. a local checkout).
         # EDIT REPO_URL: "OWNER" is a placeholder for the account that hosts the repository.
         REPO_URL = "https://github.com/{GITHUB_REPO}"
@@ -63,14 +65,14 @@ def install():
         # jax >= 0.10.2: if pip had to upgrade jax above, also run %pip install -U "jax[tpu]" (or
         # "jax[cuda12]") and restart the runtime, or the accelerator is not found (the next cells say so).
         %matplotlib inline
-    ''')
+    """)
 
 
 def parameters(text: str):
     return code(text, tags=["parameters"])
 
 
-DEVICES = code('''
+DEVICES = code("""
     import jax
 
     backend = jax.default_backend()
@@ -79,13 +81,13 @@ DEVICES = code('''
         print("  ", d.device_kind, d)
     if backend == "cpu":
         print("No accelerator: Runtime > Change runtime type > TPU (or GPU) for the larger presets.")
-''')
+""")
 
 
 # --------------------------------------------------------------------------- 00 quickstart
 
 QUICKSTART = [
-    md('''
+    md("""
         # mope-jax quickstart
 
         Train a small model with two positional encodings on the built-in block-copy task (no
@@ -93,9 +95,9 @@ QUICKSTART = [
         sample from it. In the task, the last token of every block copies the block's first
         symbol, a fixed distance back, so only a model that knows positions reaches the
         Bayes-optimal loss.
-    '''),
+    """),
     install(),
-    parameters('''
+    parameters("""
         PRESET = "smoke"  # scale preset: "smoke" (seconds), "cpu" (minutes on CPU), "reference" (the papers' model, TPU/GPU)
         VARIANTS = ["learned", "rope"]  # any `mope-jax presets` variant: nope, sincos, alibi, a-mope, causal-gauss, ...
         STEPS = 400  # training steps per variant; to scale up: PRESET="cpu", STEPS=1500 (CPU) or PRESET="reference", STEPS=5000 (TPU)
@@ -105,10 +107,12 @@ QUICKSTART = [
         OVERRIDES = ["data.block_len=8", "train.batch_size=16", "train.lr=3e-3", "model.dropout=0"]
         RUN_ROOT = "mope_runs/quickstart"  # run directories (checkpoints, metrics.jsonl, final.json)
         SAMPLE_TOKENS = 34  # tokens to generate from the restored checkpoint
-    '''),
+    """),
     DEVICES,
-    md("## Train\n\n`mope_jax.train.run` trains one config in a run directory (resumable; a fresh directory here)."),
-    code('''
+    md(
+        "## Train\n\n`mope_jax.train.run` trains one config in a run directory (resumable; a fresh directory here)."
+    ),
+    code("""
         import shutil
         from pathlib import Path
 
@@ -127,8 +131,8 @@ QUICKSTART = [
             f = results[name].final
             print(f"{cfg.name:<16} val loss {f['final_val_loss']:.4f}  {f['num_params']:,} parameters  "
                   f"{f['tokens_per_s']:,.0f} tokens/s  declared causal: {f['causality']['declared_causal']}")
-    '''),
-    code('''
+    """),
+    code("""
         import numpy as np
 
         from mope_jax.data import block_copy_optimal_loss
@@ -137,9 +141,11 @@ QUICKSTART = [
         if data.source == "blocks":
             print(f"block task: Bayes-optimal loss {block_copy_optimal_loss(data.block_len, data.num_symbols):.4f} "
                   f"nats/token; a uniform guess over the {data.num_symbols + 1} tokens: {np.log(data.num_symbols + 1):.4f}")
-    '''),
-    md("## Loss curves\n\nEvery run appends one line per log interval to `metrics.jsonl` (`mope_jax.train.read_metrics`)."),
-    code('''
+    """),
+    md(
+        "## Loss curves\n\nEvery run appends one line per log interval to `metrics.jsonl` (`mope_jax.train.read_metrics`)."
+    ),
+    code("""
         import matplotlib.pyplot as plt
 
         from mope_jax.train import read_metrics
@@ -157,14 +163,14 @@ QUICKSTART = [
         ax_tr.legend()
         ax_val.legend()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## Restore the checkpoint
 
         `mope_jax.train.load_run` rebuilds the config from the checkpoint's metadata and restores the
         train state (Orbax) against its abstract shape. The restored parameters equal the trained ones.
-    '''),
-    code('''
+    """),
+    code("""
         import logging
 
         from mope_jax.train import load_run
@@ -180,9 +186,11 @@ QUICKSTART = [
         print("checkpoint metadata:", ", ".join(sorted(meta)))
         print("causality record:", meta["causality"])
         assert same
-    '''),
-    md("## Sample\n\n`mope_jax.train.generate` samples after a prompt taken from the validation split."),
-    code('''
+    """),
+    md(
+        "## Sample\n\n`mope_jax.train.generate` samples after a prompt taken from the validation split."
+    ),
+    code("""
         from mope_jax.data import load_corpus
         from mope_jax.train import generate
 
@@ -192,30 +200,30 @@ QUICKSTART = [
         out = generate(cfg_r, state_r.params, prompt, SAMPLE_TOKENS, jax.random.PRNGKey(0), temperature=0.8)
         print("prompt:   ", corpus.decode(prompt))
         print("generated:", corpus.decode(out))
-    '''),
+    """),
 ]
 
 
 # --------------------------------------------------------------------------- 01 encodings tour
 
 ENCODINGS = [
-    md('''
+    md("""
         # A tour of the encodings
 
         Pictures of the positional encodings and spectral filters of `mope_jax`, computed by the
         library's own functions: Morlet (MOPE) atoms, their sin/cos and RoPE limits, Morlet-RoPE
         envelopes, and the causal and non-causal spectral Q/K filters in time and frequency.
         No training; seconds on a CPU.
-    '''),
+    """),
     install(),
-    parameters('''
+    parameters("""
         T = 64  # sequence length (tokens) of every picture; the papers' reference model uses 256
         PAIRS = [(0.3, 16.7), (0.8, 6.25), (1.5, 3.3), (0.3, 40.0)]  # (omega rad/token, sigma tokens) MOPE atoms to draw
         HEAD_DIM = 16  # RoPE head dim D (D/2 frequencies theta_i = base^(-2i/D)); the reference model has 32
         KERNEL_SCALE = 4.0  # causal kernel scale a (tokens)
         FILTER_BIN = 4.0  # bilateral Gaussian window centre (bins = cycles per window)
-    '''),
-    code('''
+    """),
+    code("""
         import jax.numpy as jnp
         import matplotlib.pyplot as plt
         import numpy as np
@@ -223,15 +231,15 @@ ENCODINGS = [
         from mope_jax.encodings import apply_rope, morlet_encoding, rope_frequencies, sinusoidal_encoding
 
         positions = jnp.arange(T)
-    '''),
-    md('''
+    """),
+    md("""
         ## MOPE atoms
 
         `morlet_encoding(positions, log_omega, log_sigma)` gives, for each pair, cos(omega b) env(b) and
         sin(omega b) env(b) with env(b) = exp(-b^2 / 2 sigma^2). omega sigma is the number of radians the
         oscillation turns inside one envelope width; paper A's admissibility bound is omega sigma >= 5.
-    '''),
-    code('''
+    """),
+    code("""
         omega = jnp.array([p[0] for p in PAIRS])
         sigma = jnp.array([p[1] for p in PAIRS])
         pe = np.asarray(morlet_encoding(positions, jnp.log(omega), jnp.log(sigma)))  # (T, 2n)
@@ -245,14 +253,14 @@ ENCODINGS = [
         axes[0].legend(fontsize=7)
         plt.tight_layout()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## The sin/cos limit
 
         As sigma -> infinity the envelope is 1 everywhere and MOPE becomes the fixed sinusoidal table
         with the same frequencies. `sinusoidal_encoding` stores (sin, cos) per pair, MOPE (cos, sin).
-    '''),
-    code('''
+    """),
+    code("""
         E = 2 * HEAD_DIM
         omega_sc = 10000.0 ** (-jnp.arange(0, E, 2) / E)  # the sinusoidal frequencies, rad/token
         for big in (1e2, 1e4, 1e6):
@@ -267,15 +275,15 @@ ENCODINGS = [
         axes[1].set(title="MOPE, same omegas, sigma = 5 / omega", xlabel="position")
         plt.tight_layout()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## The RoPE limit
 
         The phase difference of a MOPE pair between positions m and n is omega (m - n): RoPE's rotation
         angle. RoPE's score q(m) . k(n) after `apply_rope` depends only on m - n; MOPE's positional
         similarity pe(m) . pe(n) does too when sigma -> infinity, and decays away from the origin otherwise.
-    '''),
-    code('''
+    """),
+    code("""
         import jax
 
         key_q, key_k = jax.random.split(jax.random.PRNGKey(0))
@@ -295,16 +303,16 @@ ENCODINGS = [
         plt.show()
         s = np.asarray(scores)
         print("RoPE: max |score(m, n) - score(m+1, n+1)| =", float(np.abs(s[1:, 1:] - s[:-1, :-1]).max()))
-    '''),
-    md('''
+    """),
+    md("""
         ## Morlet-RoPE envelopes
 
         Morlet-RoPE (`qk_position="morlet-rope"`) multiplies RoPE frequency i's term by a Gaussian
         envelope in the distance r = m - n, exp(-r^2 / 2 sigma_i^2), with sigma learned per head and
         initialised at sigma_i = 5 / theta_i (`morlet_rope_init`). Below: the initial envelope times the
         rotation cos(theta_i r) for a few frequencies.
-    '''),
-    code('''
+    """),
+    code("""
         from mope_jax.attention.morlet_rope import morlet_envelope, morlet_rope_init
 
         log_sigma = morlet_rope_init(HEAD_DIM, 1, HEAD_DIM // 2)[0]  # (F,), one group per frequency
@@ -319,8 +327,8 @@ ENCODINGS = [
         ax.legend(fontsize=7)
         plt.tight_layout()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## Spectral Q/K filters in time and frequency
 
         Paper C filters q and k along time before the scores. The **bilateral** FFT filter multiplies
@@ -330,8 +338,8 @@ ENCODINGS = [
         at lags j >= 0 only, applied by a zero-padded FFT (`causal_conv_fft`); their frequency responses
         are complex (they are not zero-phase). Rows of the (T, T) matrix of each filter show which inputs
         an output reads.
-    '''),
-    code('''
+    """),
+    code("""
         from mope_jax.attention.spectral import (causal_conv_fft, gaussian_window, kernel_taps, mexhat_window,
                                                  spectral_filter)
 
@@ -357,8 +365,8 @@ ENCODINGS = [
             ax.legend(fontsize=7)
         plt.tight_layout()
         plt.show()
-    '''),
-    code('''
+    """),
+    code("""
         eye = jnp.eye(T)[None, :, None, :]  # (B=1, T, H=1, D=T): column s is the unit impulse at s
         w = jnp.asarray(windows["Gaussian window"])[None]  # (H=1, F)
         h = jnp.asarray(taps["gauss"][0])  # (H=1, K)
@@ -373,14 +381,14 @@ ENCODINGS = [
             print(f"{title}: largest weight on a future input (s > t): {np.abs(np.triu(m, 1)).max():.2e}")
         plt.tight_layout()
         plt.show()
-    '''),
+    """),
 ]
 
 
 # --------------------------------------------------------------------------- 02 multi-seed sweep
 
 SWEEP = [
-    md('''
+    md("""
         # Multi-seed sweep on whatever devices the runtime has
 
         `mope_jax.sweep.sweep` trains R seeds of one config as one compiled program. With
@@ -388,9 +396,9 @@ SWEEP = [
         concurrently) when R is a multiple of the device count (a TPU v2-8 has 8 cores), otherwise `vmap` on an accelerator and `lax.map`
         on a CPU. Then: the report table with 95% confidence intervals and Welch's test against the
         baseline, and the learned MOPE spectra (omega, sigma) of every seed.
-    '''),
+    """),
     install(),
-    parameters('''
+    parameters("""
         PRESET = "smoke"  # "cpu" or "reference" to scale up (reference: the papers' model, for TPU/GPU)
         VARIANTS = ["learned", "a-mope"]  # the first is the baseline of the table; a-mope learns (omega, sigma)
         SEEDS = [0, 1]  # use >= 3 for useful intervals, and a multiple of the device count to shard (e.g. 8 on a v2-8)
@@ -400,9 +408,9 @@ SWEEP = [
         # or e.g. ["data.source=text", "data.path=input.txt"] for TinyShakespeare
         OVERRIDES = ["data.block_len=8", "train.batch_size=16", "train.lr=3e-3", "model.dropout=0"]
         RUN_ROOT = "mope_runs/sweep"
-    '''),
+    """),
     DEVICES,
-    code('''
+    code("""
         import shutil
         from pathlib import Path
 
@@ -421,15 +429,15 @@ SWEEP = [
             sweeps[name] = sweep(cfg, SEEDS, Path(RUN_ROOT) / name, strategy=STRATEGY, progress=False)
             print(f"{cfg.name:<14} [{sweeps[name].strategy}] {len(SEEDS)} seeds in {sweeps[name].wall_s:.1f} s; "
                   "val losses " + ", ".join(f"{r['final_val_loss']:.4f}" for r in sweeps[name].records))
-    '''),
-    md('''
+    """),
+    md("""
         ## The report table
 
         `mope_jax.analysis.report` reads every `final.json` below the run root (one per seed), pools
         the seeds of each config, and prints mean, sample std, the 95% t-interval and Welch's test
         against the baseline; non-causal variants are marked in the last column.
-    '''),
-    code('''
+    """),
+    code("""
         from IPython.display import Markdown, display
 
         from mope_jax.analysis.report import load_records, table
@@ -437,8 +445,8 @@ SWEEP = [
         records = load_records([RUN_ROOT])
         baseline = sweeps[VARIANTS[0]].cfg.name
         display(Markdown(table(records, baseline=baseline)))
-    '''),
-    code('''
+    """),
+    code("""
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -449,15 +457,15 @@ SWEEP = [
         ax.set(xlabel="step", ylabel="val loss (nats/token)", title="every seed")
         ax.legend()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## Learned spectra of every seed
 
         A sweep's checkpoint stores each seed's spectral parameters as named arrays with a leading seed
         axis (`Checkpointer.read_spectra`, no model needed). Paper A claims the learned pairs converge to
         omega sigma = 5; the dotted line is that boundary, the grey crosses the initial values.
-    '''),
-    code('''
+    """),
+    code("""
         import logging
 
         import numpy as np
@@ -489,14 +497,14 @@ SWEEP = [
             ax.set(xscale="log", yscale="log", xlabel="omega (rad/token)", ylabel="sigma (tokens)", title=f"{name}: learned pairs")
             ax.legend(fontsize=7)
             plt.show()
-    '''),
+    """),
 ]
 
 
 # --------------------------------------------------------------------------- 03 leakage audit
 
 LEAKAGE = [
-    md('''
+    md("""
         # Leakage audit
 
         A causal language model's output at position t must not depend on inputs after t. Two of the
@@ -504,9 +512,9 @@ LEAKAGE = [
         this silently: the attention mask is still applied, but the mixing happened before it. Here:
         the measured causality of every registered variant, the shuffled-validation gap, and one
         influence matrix that shows how a bilateral FFT filter leaks.
-    '''),
+    """),
     install(),
-    parameters('''
+    parameters("""
         # Slots to audit: None = every registered variant of every slot (21 now; ~1 min of CPU), the default
         # audits the 8 Q/K filters (paper C); others: "pos_encoding", "qk_position", "attn_bias", "mixer"
         AUDIT_SLOTS = ["qk_filter"]
@@ -517,25 +525,25 @@ LEAKAGE = [
         OVERRIDES = ["data.block_len=8", "train.batch_size=16", "train.lr=3e-3", "model.dropout=0"]  # smoke that learns
         T_DEMO = 32  # sequence length of the influence-matrix example
         RUN_ROOT = "mope_runs/leakage"
-    '''),
+    """),
     DEVICES,
-    md('''
+    md("""
         ## Causality of every variant
 
         `audit_registry` builds a small model around each registered variant and measures the influence
         I[t, s] = max |d logits[t] / d input[s]| from the exact Jacobian; the leak is the largest
         influence of a future input (s > t) relative to the largest causal one. A variant declared causal
         that leaks is an error.
-    '''),
-    code('''
+    """),
+    code("""
         from mope_jax.analysis.causality import audit_registry, format_table
 
         rows = audit_registry(seq_len=AUDIT_SEQ_LEN, n_layer=1, slots=None if AUDIT_SLOTS is None else tuple(AUDIT_SLOTS))
         print(format_table(rows))
         errors = [r for r in rows if r["status"].startswith("ERROR")]
         print(f"\\n{len(rows)} variants audited; {len(errors)} declared causal but leaking")
-    '''),
-    code('''
+    """),
+    code("""
         import matplotlib.pyplot as plt
         import numpy as np
 
@@ -549,8 +557,8 @@ LEAKAGE = [
         ax.legend()
         plt.tight_layout()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## Why a bilateral FFT filter leaks: one influence matrix
 
         `spectral_filter` computes irfft(rfft(x) w) along time with a real window w. A real window is a
@@ -559,8 +567,8 @@ LEAKAGE = [
         diagonal are future inputs reaching past outputs. The causal kernel applied with a zero-padded
         FFT is exactly lower-triangular; the same kernel with an unpadded FFT (`circular_conv_fft`) wraps
         the last inputs into the first outputs (the top-right corner).
-    '''),
-    code('''
+    """),
+    code("""
         import jax
         import jax.numpy as jnp
 
@@ -586,8 +594,8 @@ LEAKAGE = [
             ax.set(xlabel="input s", ylabel="output t")
         fig.colorbar(im, ax=axes, shrink=0.8, label="log10 I[t, s]")
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## The shuffled-validation gap
 
         Paper C reads a small gap between the loss on shuffled and on ordered validation text as a leak
@@ -595,8 +603,8 @@ LEAKAGE = [
         permutes the validation tokens once and compares. On the block task a leaking model can also fall
         **below the Bayes-optimal loss**, which no causal model can. Non-causal variants need
         `train.allow_noncausal=true` and are labelled so.
-    '''),
-    code('''
+    """),
+    code("""
         import shutil
         from pathlib import Path
 
@@ -622,14 +630,14 @@ LEAKAGE = [
             print(f"{name:<14} {label:<11} val {g['val']:.4f}  shuffled {g['shuffled']:.4f}  gap {g['gap']:+.4f}")
         d = res.cfg.data
         print(f"Bayes-optimal loss of the block task: {block_copy_optimal_loss(d.block_len, d.num_symbols):.4f} nats/token")
-    '''),
+    """),
 ]
 
 
 # --------------------------------------------------------------------------- 04 RoPE frequency usage
 
 ROPE_USAGE = [
-    md('''
+    md("""
         # Which RoPE frequencies does a model use?
 
         Paper B: on block data whose dependency spans W tokens, the energy-weighted RoPE frequency
@@ -638,9 +646,9 @@ ROPE_USAGE = [
         (logged at every eval by `mope_jax.analysis.freq_energy`), and the fitted law. The full study
         is `experiments/freq_matching.py` (5 widths, 3 seeds, its results in
         `experiments/results/paper_b/`); the defaults here are far too short to test the law.
-    '''),
+    """),
     install(),
-    parameters('''
+    parameters("""
         BLOCK_LENS = [6, 18]  # block lengths B of the data; the dependency width is W = B - 2
         SEEDS = [0]  # seeds per width; more seeds give an interval on c
         STEPS = 300  # training steps; to scale up like experiments/freq_matching.py --scale cpu: STEPS=400,
@@ -648,7 +656,7 @@ ROPE_USAGE = [
         EVAL_EVERY = 25  # frequency energy is logged at every eval
         N_EMBD, N_HEAD, N_LAYER, BLOCK_SIZE = 32, 2, 2, 64  # head dim N_EMBD / N_HEAD = 16: 8 rotary frequencies
         RUN_ROOT = "mope_runs/rope_usage"
-    '''),
+    """),
     DEVICES,
     code('''
         import math
@@ -684,14 +692,14 @@ ROPE_USAGE = [
                 print(f"B={B:3d} (W={B - 2}) seed {seed}: val loss {res.final['final_val_loss']:.4f} "
                       f"(optimal {block_copy_optimal_loss(B, 16):.4f})")
     '''),
-    md('''
+    md("""
         ## Frequency energy during training
 
         At every eval, `train.run` logs `rope_energy_p`: the share p_i of the score energy carried by
         rotary frequency theta_i (mean over heads, per layer), from `metrics.jsonl`. The dashed line
         marks theta = pi / W.
-    '''),
-    code('''
+    """),
+    code("""
         import matplotlib.pyplot as plt
 
         from mope_jax.encodings import rope_frequencies
@@ -711,8 +719,8 @@ ROPE_USAGE = [
             fig.colorbar(im, ax=ax, shrink=0.8)
         plt.tight_layout()
         plt.show()
-    '''),
-    md('''
+    """),
+    md("""
         ## The 1/W law
 
         `energy_report` measures the final energies on fixed validation windows (`probe_tokens`); the
@@ -720,8 +728,8 @@ ROPE_USAGE = [
         heads. As in `experiments/freq_matching.py`, c = exp(mean of log theta_eff + log W) with a 95%
         t-interval over runs (`mope_jax.analysis.stats.summarize`), and the free slope of log theta_eff
         on log(1/W) (1 = the 1/W law).
-    '''),
-    code('''
+    """),
+    code("""
         from mope_jax.analysis.freq_energy import energy_report, probe_tokens
         from mope_jax.analysis.stats import summarize
         from mope_jax.data import load_corpus
@@ -748,7 +756,7 @@ ROPE_USAGE = [
         ax.legend(fontsize=7)
         plt.tight_layout()
         plt.show()
-    '''),
+    """),
 ]
 
 NOTEBOOKS = {
@@ -790,8 +798,12 @@ def write_all(out_dir: Path = HERE) -> list[Path]:
 
 def stale(out_dir: Path = HERE) -> list[str]:
     """Names of committed notebooks that differ from what this file generates."""
-    return [n for n in NOTEBOOKS
-            if not (out_dir / f"{n}.ipynb").exists() or (out_dir / f"{n}.ipynb").read_text() != text(build(n))]
+    return [
+        n
+        for n in NOTEBOOKS
+        if not (out_dir / f"{n}.ipynb").exists()
+        or (out_dir / f"{n}.ipynb").read_text() != text(build(n))
+    ]
 
 
 # --------------------------------------------------------------------------- execution
@@ -807,7 +819,9 @@ def kernel_env() -> dict[str, str]:
     return env
 
 
-def execute(path: Path, workdir: Path, *, timeout: int = TIMEOUT_S, save_to: Path | None = None) -> float:
+def execute(
+    path: Path, workdir: Path, *, timeout: int = TIMEOUT_S, save_to: Path | None = None
+) -> float:
     """Run a notebook top to bottom in ``workdir`` on CPU; raise on any error; wall seconds.
 
     The kernel is the current interpreter's ``python3`` (ipykernel), started with
@@ -816,8 +830,13 @@ def execute(path: Path, workdir: Path, *, timeout: int = TIMEOUT_S, save_to: Pat
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=False,
-                            resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": str(workdir)}},
+    )
     t0 = time.perf_counter()
     client.execute(env=kernel_env())
     seconds = time.perf_counter() - t0
@@ -861,8 +880,8 @@ def time_all(out: Path) -> dict[str, object]:
         "command": "python colab/make_notebooks.py --time",
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "what": "seconds to execute each notebook top to bottom at its default parameters (kernel start "
-                "included), JAX_PLATFORMS=cpu with 2 host devices: wall clock, and CPU time of the kernel "
-                "process (user + system, all threads). TPU/GPU are not measured.",
+        "included), JAX_PLATFORMS=cpu with 2 host devices: wall clock, and CPU time of the kernel "
+        "process (user + system, all threads). TPU/GPU are not measured.",
         "machine": before,
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "wall_seconds": wall,
@@ -875,23 +894,33 @@ def time_all(out: Path) -> dict[str, object]:
     return payload
 
 
-START, END = "<!-- timings: written by python colab/make_notebooks.py --time -->", "<!-- /timings -->"
+START, END = (
+    "<!-- timings: written by python colab/make_notebooks.py --time -->",
+    "<!-- /timings -->",
+)
 
 
 def with_timings(readme: str, payload: dict) -> str:
     """README text with the table between the timings markers replaced by ``payload``'s."""
     m = payload["machine"]
     rows = ["| notebook | wall s | kernel CPU s |", "|---|---|---|"]
-    rows += [f"| `{n}.ipynb` | {payload['wall_seconds'][n]} | {payload['kernel_cpu_seconds'][n]} |" for n in NOTEBOOKS]
-    body = "\n".join([
-        START,
-        (f"Measured {payload['date_utc']} by `{payload['command']}` on {m['platform']} ({m['cpu_count']} CPUs, "
-         f"load average {m['load_average_1_5_15'][0]} at the start, {payload['load_average_after'][0]} at the end; "
-         f"jax {m['jax']}); raw numbers in [`timings.json`](timings.json)."),
-        "",
-        *rows,
-        END,
-    ])
+    rows += [
+        f"| `{n}.ipynb` | {payload['wall_seconds'][n]} | {payload['kernel_cpu_seconds'][n]} |"
+        for n in NOTEBOOKS
+    ]
+    body = "\n".join(
+        [
+            START,
+            (
+                f"Measured {payload['date_utc']} by `{payload['command']}` on {m['platform']} ({m['cpu_count']} CPUs, "
+                f"load average {m['load_average_1_5_15'][0]} at the start, {payload['load_average_after'][0]} at the end; "
+                f"jax {m['jax']}); raw numbers in [`timings.json`](timings.json)."
+            ),
+            "",
+            *rows,
+            END,
+        ]
+    )
     if START not in readme or END not in readme:
         raise ValueError(f"colab/README.md lacks the markers {START} ... {END}")
     head, rest = readme.split(START, 1)
@@ -900,9 +929,16 @@ def with_timings(readme: str, payload: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--check", action="store_true", help="exit 1 if a committed notebook is not this file's output")
-    ap.add_argument("--time", action="store_true",
-                    help="execute every notebook, write colab/timings.json and the table in colab/README.md")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 if a committed notebook is not this file's output",
+    )
+    ap.add_argument(
+        "--time",
+        action="store_true",
+        help="execute every notebook, write colab/timings.json and the table in colab/README.md",
+    )
     args = ap.parse_args(argv)
     if args.check:
         bad = stale()

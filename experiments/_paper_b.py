@@ -48,12 +48,14 @@ def top(payload: dict[str, Any], json_path: Path) -> str:
     from mope_jax.analysis.report import rendered_note
 
     env = payload["env"]
-    return (f"# {payload['title']}\n\n"
-            f"- command: `{payload['command']}`\n- date (UTC): {payload['date_utc']}\n"
-            f"- wall time: {payload['wall_seconds']} s\n"
-            f"- machine: {env['platform']}, {env['cpu_count']} CPUs, backend {env['backend']} "
-            f"({env['device']}), jax {env['jax']}, flax {env['flax']}, commit {env['git_commit']}\n"
-            f"- raw numbers: `{Path(json_path).name}`\n\n{rendered_note(payload, json_path)}\n\n")
+    return (
+        f"# {payload['title']}\n\n"
+        f"- command: `{payload['command']}`\n- date (UTC): {payload['date_utc']}\n"
+        f"- wall time: {payload['wall_seconds']} s\n"
+        f"- machine: {env['platform']}, {env['cpu_count']} CPUs, backend {env['backend']} "
+        f"({env['device']}), jax {env['jax']}, flax {env['flax']}, commit {env['git_commit']}\n"
+        f"- raw numbers: `{Path(json_path).name}`\n\n{rendered_note(payload, json_path)}\n\n"
+    )
 
 
 def config_from_record(d: dict):
@@ -86,7 +88,9 @@ def load_sweep_seeds(run_dir: Path, seeds):
         cfg = config_from_record(meta["config"])
         one = jax.eval_shape(make_train(cfg).init, jax.random.PRNGKey(0))
         saved = meta["seeds"]
-        abstract = jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(saved),) + a.shape, a.dtype), one)
+        abstract = jax.tree_util.tree_map(
+            lambda a: jax.ShapeDtypeStruct((len(saved),) + a.shape, a.dtype), one
+        )
         states, _ = ckpt.restore(abstract, None)
     idx = jnp.asarray([saved.index(s) for s in seeds])
     return cfg, jax.tree_util.tree_map(lambda x: x[idx], states)
@@ -98,7 +102,13 @@ def t_interval(x, level: float = 0.95) -> dict[str, float]:
 
     s = summarize(x, confidence=level)
     if s.n < 2:
-        return {"mean": s.mean, "sd": float("nan"), "lo": float("nan"), "hi": float("nan"), "n": s.n}
+        return {
+            "mean": s.mean,
+            "sd": float("nan"),
+            "lo": float("nan"),
+            "hi": float("nan"),
+            "n": s.n,
+        }
     return {"mean": s.mean, "sd": s.std, "lo": s.ci_low, "hi": s.ci_high, "n": s.n}
 
 

@@ -50,7 +50,9 @@ try:
 except ImportError:  # run as a script
     import _paper_b as pb
 
-SHAKESPEARE = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
+SHAKESPEARE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
+)
 # dynamic_ntk is not listed: every evaluation here runs a full window of length L' = s L, where
 # dynamic NTK's s_eff = L'/L = s makes it exactly "ntk" (it differs only in token-by-token decoding
 # with a growing length; tests/test_rope_scaling.py checks both formulas).
@@ -71,12 +73,27 @@ def get_config(scale: str, task: str, path: str) -> Config:
     T, batch = (64, 32) if task == "language" else (128, 16)
     return Config(
         name=f"context_extension/{task}",
-        model=ModelConfig(block_size=T, n_layer=2, n_head=2, n_embd=64, dropout=0.0, pos_encoding="none",
-                          qk_position="rope"),
+        model=ModelConfig(
+            block_size=T,
+            n_layer=2,
+            n_head=2,
+            n_embd=64,
+            dropout=0.0,
+            pos_encoding="none",
+            qk_position="rope",
+        ),
         data=DataConfig(source="text", path=path),
-        train=TrainConfig(batch_size=batch, max_steps=steps, lr=3e-3, warmup_steps=min(50, steps // 4),
-                          eval_interval=max(steps // 4, 1), eval_batches=4, log_interval=max(steps // 4, 1),
-                          checkpoint_interval=steps, keep_checkpoints=1),
+        train=TrainConfig(
+            batch_size=batch,
+            max_steps=steps,
+            lr=3e-3,
+            warmup_steps=min(50, steps // 4),
+            eval_interval=max(steps // 4, 1),
+            eval_batches=4,
+            log_interval=max(steps // 4, 1),
+            checkpoint_interval=steps,
+            keep_checkpoints=1,
+        ),
     )
 
 
@@ -91,8 +108,10 @@ def igsm_file(scale: str) -> Path:
 
 
 # one compiled forward per (config, shape); the params are an argument
-_forward = jax.jit(lambda cfg, params, x: GPT(cfg).apply({"params": params}, x, deterministic=True),
-                   static_argnums=0)
+_forward = jax.jit(
+    lambda cfg, params, x: GPT(cfg).apply({"params": params}, x, deterministic=True),
+    static_argnums=0,
+)
 
 
 def eval_windows(val: np.ndarray, length: int, num: int) -> np.ndarray:
@@ -113,13 +132,18 @@ def losses(model_cfg, params, val, L, num) -> dict:
             logits = _forward(cfg, params, w[:, :-1])
             logp = jax.nn.log_softmax(logits, -1)
             nll = -jnp.take_along_axis(logp, w[:, 1:, None], -1)[..., 0]  # (N, L')
-            out[f"{m}@{s}"] = {"all": float(nll.mean()), "beyond_L": float(nll[:, L:].mean()) if s > 1 else None}
+            out[f"{m}@{s}"] = {
+                "all": float(nll.mean()),
+                "beyond_L": float(nll[:, L:].mean()) if s > 1 else None,
+            }
     return out
 
 
 def accuracies(model_cfg, params, vocab, L, n_problems) -> dict:
     probs = igsm.problems(n_problems, seed=777, ops_range=(1, 1), ops=OPS)
-    filler = igsm.encode("".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab)
+    filler = igsm.encode(
+        "".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab
+    )
     out = {}
     for s in FACTORS:
         for m in METHODS:
@@ -127,8 +151,15 @@ def accuracies(model_cfg, params, vocab, L, n_problems) -> dict:
                 continue  # every method is the identity at s = 1 (checked by the tests)
             cfg = extend_context(model_cfg, m, float(s), original_length=L)
             fn = lambda x, cfg=cfg: _forward(cfg, params, jnp.asarray(x))
-            out[f"{m}@{s}"] = igsm.answer_accuracy(fn, probs, context=s * L, filler=filler, max_new=MAX_NEW,
-                                                   vocab=vocab, batch=EVAL_BATCH)
+            out[f"{m}@{s}"] = igsm.answer_accuracy(
+                fn,
+                probs,
+                context=s * L,
+                filler=filler,
+                max_new=MAX_NEW,
+                vocab=vocab,
+                batch=EVAL_BATCH,
+            )
     for m in METHODS[1:]:
         out[f"{m}@1"] = out["none@1"]
     return out
@@ -165,7 +196,14 @@ def main(argv=None):
             import shutil
 
             shutil.rmtree(run_dir)
-        res = sweep(cfg, list(sc["seeds"]), run_dir, strategy=args.strategy, progress=False, log=lambda m: None)
+        res = sweep(
+            cfg,
+            list(sc["seeds"]),
+            run_dir,
+            strategy=args.strategy,
+            progress=False,
+            log=lambda m: None,
+        )
         if res.interrupted:
             raise SystemExit(f"interrupted; {run_dir} holds the saved state")
         corpus = load_corpus(res.cfg.data, res.cfg.model.block_size)
@@ -175,19 +213,36 @@ def main(argv=None):
         for r, seed in enumerate(sc["seeds"]):
             params = jax.tree_util.tree_map(lambda x, r=r: x[r], res.states.params)
             states[(task, seed)] = (res.cfg, params)
-            rec = {"seed": seed, "final_val_loss": res.records[r]["final_val_loss"],
-                   "loss": losses(res.cfg.model, params, np.asarray(corpus.val), L, EVAL_BATCH)}
+            rec = {
+                "seed": seed,
+                "final_val_loss": res.records[r]["final_val_loss"],
+                "loss": losses(res.cfg.model, params, np.asarray(corpus.val), L, EVAL_BATCH),
+            }
             if task == "arithmetic":
                 rec["answer"] = accuracies(res.cfg.model, params, corpus.vocab, L, sc["problems"])
             per_seed.append(rec)
-            print(task, seed, {k: round(v["all"], 3) for k, v in rec["loss"].items()},
-                  {k: v["accuracy"] for k, v in rec.get("answer", {}).items()}, flush=True)
-        results[task] = {"train_length": L, "config": res.cfg.to_dict(), "seeds": per_seed,
-                         "summary": summarise(per_seed)}
+            print(
+                task,
+                seed,
+                {k: round(v["all"], 3) for k, v in rec["loss"].items()},
+                {k: v["accuracy"] for k, v in rec.get("answer", {}).items()},
+                flush=True,
+            )
+        results[task] = {
+            "train_length": L,
+            "config": res.cfg.to_dict(),
+            "seeds": per_seed,
+            "summary": summarise(per_seed),
+        }
     energy = energies(states, corpora, sc["seeds"][0])
     wall = time.perf_counter() - t0
     payload = pb.header("Paper B: RoPE context extension on language vs arithmetic", wall) | {
-        "renderer": "experiments/context_extension.py:render", "scale": args.scale, "methods": METHODS, "factors": FACTORS, "tasks": results, "energy": energy,
+        "renderer": "experiments/context_extension.py:render",
+        "scale": args.scale,
+        "methods": METHODS,
+        "factors": FACTORS,
+        "tasks": results,
+        "energy": energy,
         "notes": "evaluation-time overrides of one checkpoint per seed; no fine-tuning at the new length",
     }
     name = "context_extension" if args.scale == "cpu" else f"context_extension_{args.scale}"
@@ -200,11 +255,15 @@ def summarise(per_seed: list[dict]) -> dict:
     for key in per_seed[0]["loss"]:
         out["loss"][key] = pb.t_interval([r["loss"][key]["all"] for r in per_seed])
         if per_seed[0]["loss"][key]["beyond_L"] is not None:
-            out["loss_beyond_L"][key] = pb.t_interval([r["loss"][key]["beyond_L"] for r in per_seed])
+            out["loss_beyond_L"][key] = pb.t_interval(
+                [r["loss"][key]["beyond_L"] for r in per_seed]
+            )
     if "answer" in per_seed[0]:
         for key in per_seed[0]["answer"]:
             out["accuracy"][key] = pb.t_interval([r["answer"][key]["accuracy"] for r in per_seed])
-            out["leaf_accuracy"][key] = pb.t_interval([r["answer"][key]["leaf_accuracy"] for r in per_seed])
+            out["leaf_accuracy"][key] = pb.t_interval(
+                [r["answer"][key]["leaf_accuracy"] for r in per_seed]
+            )
     return out
 
 
@@ -221,11 +280,17 @@ def energies(states, corpora, seed) -> dict:
         o = corpora[other[task]]
         dom_ids = map_text(np.asarray(o.val)[: 20 * T], o.vocab, corpora[task].vocab)
         dom = energy_report(cfg.model, params, probe_tokens(dom_ids, T))
-        out[task] = {"theta_eff": own["theta_eff_mean"], "entropy": own["entropy_mean"],
-                     "theta_eff_layer": np.exp(np.asarray(own["log_theta_eff"]).mean(1)).tolist(),
-                     "tv_other_windows": tv(own["p"], alt["p"]), "tv_other_domain": tv(own["p"], dom["p"]),
-                     "theta_eff_other_domain": dom["theta_eff_mean"], "p_layer": own["p_layer"],
-                     "theta": own["theta"], "seed": seed}
+        out[task] = {
+            "theta_eff": own["theta_eff_mean"],
+            "entropy": own["entropy_mean"],
+            "theta_eff_layer": np.exp(np.asarray(own["log_theta_eff"]).mean(1)).tolist(),
+            "tv_other_windows": tv(own["p"], alt["p"]),
+            "tv_other_domain": tv(own["p"], dom["p"]),
+            "theta_eff_other_domain": dom["theta_eff_mean"],
+            "p_layer": own["p_layer"],
+            "theta": own["theta"],
+            "seed": seed,
+        }
     return out
 
 
@@ -233,16 +298,29 @@ def plot(payload, name):
     plt = pb.plt()
     pb.RESULTS.mkdir(parents=True, exist_ok=True)
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.3))
-    for ax, (task, key, label) in zip(axes, [("language", "loss", "TinyShakespeare val loss (nats/char)"),
-                                             ("arithmetic", "loss", "arithmetic val loss (nats/char)"),
-                                             ("arithmetic", "accuracy", "arithmetic answer accuracy"),
-                                             ("arithmetic", "leaf_accuracy", "arithmetic leaf-copy accuracy")]):
+    for ax, (task, key, label) in zip(
+        axes,
+        [
+            ("language", "loss", "TinyShakespeare val loss (nats/char)"),
+            ("arithmetic", "loss", "arithmetic val loss (nats/char)"),
+            ("arithmetic", "accuracy", "arithmetic answer accuracy"),
+            ("arithmetic", "leaf_accuracy", "arithmetic leaf-copy accuracy"),
+        ],
+    ):
         summ = payload["tasks"][task]["summary"][key]
         for k, m in enumerate(METHODS):
             ys = [summ[f"{m}@{s}"]["mean"] for s in FACTORS]
             err = [summ[f"{m}@{s}"]["sd"] if summ[f"{m}@{s}"]["n"] > 1 else 0.0 for s in FACTORS]
-            ax.errorbar(np.array(FACTORS) * (1 + 0.03 * (k - 1.5)), ys, yerr=err, marker="o", ms=3, capsize=2,
-                        label=m, color=f"C{k}")
+            ax.errorbar(
+                np.array(FACTORS) * (1 + 0.03 * (k - 1.5)),
+                ys,
+                yerr=err,
+                marker="o",
+                ms=3,
+                capsize=2,
+                label=m,
+                color=f"C{k}",
+            )
         ax.set_xscale("log", base=2), ax.set_xticks(FACTORS, [f"{s}x" for s in FACTORS])
         ax.set_xlabel("eval length / train length"), ax.set_title(label, fontsize=8)
     axes[0].legend(fontsize=7)
@@ -262,8 +340,10 @@ def render(payload: dict, json_path: Path) -> dict[str, str]:
 
 
 def markdown(payload, name) -> str:
-    lines = ["Evaluation-time context extension of tiny RoPE models (2 layers, width 64, 2 heads, D = 32); "
-             "no fine-tuning at the longer length. Cells: mean +- sd [95% t-interval] over seeds.\n"]
+    lines = [
+        "Evaluation-time context extension of tiny RoPE models (2 layers, width 64, 2 heads, D = 32); "
+        "no fine-tuning at the longer length. Cells: mean +- sd [95% t-interval] over seeds.\n"
+    ]
     for task in ("language", "arithmetic"):
         t = payload["tasks"][task]
         L = t["train_length"]
@@ -285,13 +365,18 @@ def markdown(payload, name) -> str:
             lines.append(row + " |")
         lines.append("")
     e = payload["energy"]
-    lines += ["## frequency energy (seed 0)\n",
-              "| model | theta_eff (rad/token) | per layer | entropy (nats; uniform = ln 16 = 2.77) | "
-              "TV other windows | TV other domain | theta_eff on other domain |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "## frequency energy (seed 0)\n",
+        "| model | theta_eff (rad/token) | per layer | entropy (nats; uniform = ln 16 = 2.77) | "
+        "TV other windows | TV other domain | theta_eff on other domain |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for task, r in e.items():
-        lines.append(f"| {task} | {r['theta_eff']:.4f} | {', '.join(f'{x:.4f}' for x in r['theta_eff_layer'])} | "
-                     f"{r['entropy']:.2f} | {r['tv_other_windows']:.3f} | {r['tv_other_domain']:.3f} | "
-                     f"{r['theta_eff_other_domain']:.4f} |")
+        lines.append(
+            f"| {task} | {r['theta_eff']:.4f} | {', '.join(f'{x:.4f}' for x in r['theta_eff_layer'])} | "
+            f"{r['entropy']:.2f} | {r['tv_other_windows']:.3f} | {r['tv_other_domain']:.3f} | "
+            f"{r['theta_eff_other_domain']:.4f} |"
+        )
     lines += ["", f"Figure: `{name}.png`.", ""]
     return "\n".join(lines)
 

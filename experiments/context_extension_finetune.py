@@ -46,8 +46,10 @@ def load_runs(scale: str, task: str):
     run_dir = pb.RUNS / scale / f"context_extension_{task}"
     seeds = ce.SCALES[scale]["seeds"]
     if not all((run_dir / f"seed{s}" / "final.json").exists() for s in seeds):
-        raise SystemExit(f"{run_dir} has no finished runs; first run: python experiments/context_extension.py "
-                         f"--scale {scale}")
+        raise SystemExit(
+            f"{run_dir} has no finished runs; first run: python experiments/context_extension.py "
+            f"--scale {scale}"
+        )
     cfg, states = pb.load_sweep_seeds(run_dir, list(seeds))
     return cfg, states.params, seeds  # params stacked (R, ...)
 
@@ -56,8 +58,13 @@ def finetune(cfg, params_r, rule: str, steps: int, train_data):
     """Fine-tune stacked params (R, ...) at length FACTOR L under ``rule``; returns (cfg', params')."""
     L = cfg.model.block_size
     model = extend_context(cfg.model, rule, float(FACTOR), original_length=L)
-    t = dataclasses.replace(cfg.train, max_steps=steps, warmup_steps=10, lr=1e-3,
-                            batch_size=max(1, cfg.train.batch_size // FACTOR))
+    t = dataclasses.replace(
+        cfg.train,
+        max_steps=steps,
+        warmup_steps=10,
+        lr=1e-3,
+        batch_size=max(1, cfg.train.batch_size // FACTOR),
+    )
     ft = dataclasses.replace(cfg, model=model, train=t)
     trainer = make_train(ft)
 
@@ -94,30 +101,63 @@ def main(argv=None):
             for r, seed in enumerate(seeds):
                 p = jax.tree_util.tree_map(lambda x, r=r: x[r], new)
                 logits = ce._forward(ft.model, p, w[:, :-1])
-                nll = -jnp.take_along_axis(jax.nn.log_softmax(logits, -1), w[:, 1:, None], -1)[..., 0]
-                rec = {"seed": seed, "loss": float(nll.mean()), "loss_beyond_L": float(nll[:, L:].mean()),
-                       "finetune_loss_first_last": [float(ft_loss[r, 0]), float(ft_loss[r, -1])]}
+                nll = -jnp.take_along_axis(jax.nn.log_softmax(logits, -1), w[:, 1:, None], -1)[
+                    ..., 0
+                ]
+                rec = {
+                    "seed": seed,
+                    "loss": float(nll.mean()),
+                    "loss_beyond_L": float(nll[:, L:].mean()),
+                    "finetune_loss_first_last": [float(ft_loss[r, 0]), float(ft_loss[r, -1])],
+                }
                 if task == "arithmetic":
-                    probs = igsm.problems(ce.SCALES[args.scale]["problems"], seed=777, ops_range=(1, 1), ops=ce.OPS)
-                    filler = igsm.encode("".join(q.text for q in igsm.problems(200, seed=778, ops_range=(1, 2),
-                                                                               ops=ce.OPS)), corpus.vocab)
+                    probs = igsm.problems(
+                        ce.SCALES[args.scale]["problems"], seed=777, ops_range=(1, 1), ops=ce.OPS
+                    )
+                    filler = igsm.encode(
+                        "".join(
+                            q.text
+                            for q in igsm.problems(200, seed=778, ops_range=(1, 2), ops=ce.OPS)
+                        ),
+                        corpus.vocab,
+                    )
                     fn = lambda x, m=ft.model, p=p: ce._forward(m, p, jnp.asarray(x))  # noqa: E731
-                    rec["answer"] = igsm.answer_accuracy(fn, probs, context=FACTOR * L, filler=filler,
-                                                         max_new=ce.MAX_NEW, vocab=corpus.vocab, batch=ce.EVAL_BATCH)
+                    rec["answer"] = igsm.answer_accuracy(
+                        fn,
+                        probs,
+                        context=FACTOR * L,
+                        filler=filler,
+                        max_new=ce.MAX_NEW,
+                        vocab=corpus.vocab,
+                        batch=ce.EVAL_BATCH,
+                    )
                 per_seed.append(rec)
                 print(task, rule, rec["loss"], rec.get("answer"), flush=True)
             res[rule] = {"seeds": per_seed, "summary": summarise(per_seed)}
         out[task] = {"train_length": L, "eval_length": FACTOR * L, "rules": res}
     wall = time.perf_counter() - t0
-    payload = pb.header("Paper B: context extension with a short fine-tune at 2x length (none vs PI)", wall) | {
-        "renderer": "experiments/context_extension_finetune.py:render", "scale": args.scale, "finetune_steps": steps, "factor": FACTOR, "tasks": out}
-    name = "context_extension_finetune" if args.scale == "cpu" else f"context_extension_finetune_{args.scale}"
+    payload = pb.header(
+        "Paper B: context extension with a short fine-tune at 2x length (none vs PI)", wall
+    ) | {
+        "renderer": "experiments/context_extension_finetune.py:render",
+        "scale": args.scale,
+        "finetune_steps": steps,
+        "factor": FACTOR,
+        "tasks": out,
+    }
+    name = (
+        "context_extension_finetune"
+        if args.scale == "cpu"
+        else f"context_extension_finetune_{args.scale}"
+    )
     pb.write(name, payload, render)
 
 
 def summarise(per_seed: list[dict]) -> dict:
-    summ = {"loss": pb.t_interval([r["loss"] for r in per_seed]),
-            "loss_beyond_L": pb.t_interval([r["loss_beyond_L"] for r in per_seed])}
+    summ = {
+        "loss": pb.t_interval([r["loss"] for r in per_seed]),
+        "loss_beyond_L": pb.t_interval([r["loss_beyond_L"] for r in per_seed]),
+    }
     if "answer" in per_seed[0]:
         summ["accuracy"] = pb.t_interval([r["answer"]["accuracy"] for r in per_seed])
         summ["leaf_accuracy"] = pb.t_interval([r["answer"]["leaf_accuracy"] for r in per_seed])
@@ -131,17 +171,21 @@ def render(payload: dict, json_path) -> dict[str, str]:
 
 
 def markdown(payload) -> str:
-    lines = [f"Each seed's checkpoint fine-tuned {payload['finetune_steps']} steps at 2x its training length under "
-             "each rule, then evaluated at 2x. Cells: mean +- sd [95% t-interval] over seeds.\n",
-             "| task | rule | loss @ 2x | loss beyond L @ 2x | answer acc @ 2x | leaf acc @ 2x |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        f"Each seed's checkpoint fine-tuned {payload['finetune_steps']} steps at 2x its training length under "
+        "each rule, then evaluated at 2x. Cells: mean +- sd [95% t-interval] over seeds.\n",
+        "| task | rule | loss @ 2x | loss beyond L @ 2x | answer acc @ 2x | leaf acc @ 2x |",
+        "|---|---|---|---|---|---|",
+    ]
     for task, t in payload["tasks"].items():
         for rule, r in t["rules"].items():
             s = summarise(r["seeds"])  # from the per-seed values
             acc = ce._fmt(s["accuracy"]) if "accuracy" in s else "-"
             leaf = ce._fmt(s["leaf_accuracy"]) if "leaf_accuracy" in s else "-"
-            lines.append(f"| {task} (L = {t['train_length']}) | {rule} | {ce._fmt(s['loss'])} | "
-                         f"{ce._fmt(s['loss_beyond_L'])} | {acc} | {leaf} |")
+            lines.append(
+                f"| {task} (L = {t['train_length']}) | {rule} | {ce._fmt(s['loss'])} | "
+                f"{ce._fmt(s['loss_beyond_L'])} | {acc} | {leaf} |"
+            )
     lines.append("")
     return "\n".join(lines)
 

@@ -35,7 +35,9 @@ def main(argv=None) -> int:
     p.add_argument("--data", required=True, help="TinyShakespeare input.txt")
     p.add_argument("--run-dir", default="runs/foundation-cpu")
     p.add_argument("--seeds", type=int, default=1)
-    p.add_argument("--note", default="", help="a line added under the table (e.g. how loaded the machine was)")
+    p.add_argument(
+        "--note", default="", help="a line added under the table (e.g. how loaded the machine was)"
+    )
     args = p.parse_args(argv)
     cfg = get_config(args.data)
     if args.seeds == 1:
@@ -46,9 +48,16 @@ def main(argv=None) -> int:
         from mope_jax.sweep import sweep
 
         sweep(cfg, list(range(args.seeds)), args.run_dir)
-    command = " ".join(["python", "experiments/foundation.py", *map(shlex.quote, argv or sys.argv[1:])])
-    out = write_report([args.run_dir], OUT / "cpu_tinyshakespeare.md", command=command,
-                       title="`cpu` preset on TinyShakespeare (char level, paper split)", notes=args.note)
+    command = " ".join(
+        ["python", "experiments/foundation.py", *map(shlex.quote, argv or sys.argv[1:])]
+    )
+    out = write_report(
+        [args.run_dir],
+        OUT / "cpu_tinyshakespeare.md",
+        command=command,
+        title="`cpu` preset on TinyShakespeare (char level, paper split)",
+        notes=args.note,
+    )
     print(out.read_text())
     return 0
 

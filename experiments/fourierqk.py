@@ -92,7 +92,12 @@ ROWS = [  # (variant, label, paper's val loss or None)
 # causal-morlet the authors' 128-tap unit-energy kernel) + the fixed-bin ladder, its learned
 # centre and MexHat-K4 (issue 12)
 DEFAULT_ROWS = [r[0] for r in ROWS[:9]] + [r[0] for r in ROWS[11:19]]
-SURROGATE_ROWS = ("fourier-qk", "multifourier-qk", "fixed-bin-learned", "mexhat-k4-qk")  # learned bilateral: surrogates + controls
+SURROGATE_ROWS = (
+    "fourier-qk",
+    "multifourier-qk",
+    "fixed-bin-learned",
+    "mexhat-k4-qk",
+)  # learned bilateral: surrogates + controls
 
 # Paper C's recipe on top of every scale: untied LM head, weight decay on 2-D weights only.
 RECIPE_C = dict(model=dict(tie_embeddings=False), train=dict(decay_group="2d"))
@@ -101,22 +106,44 @@ RECIPE_C = dict(model=dict(tie_embeddings=False), train=dict(decay_group="2d"))
 # T=64, 2 layers x 4 heads, E=64, 300 steps of 16 windows (~0.3 epoch), no dropout. It is
 # tiny because 9 rows x 3 seeds must fit ~12 minutes of a 2-core CPU shared with other jobs.
 SCALES = {
-    "smoke": dict(model=dict(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.0, kernel_len=16),
-                  train=dict(batch_size=8, max_steps=20, lr=2e-3, warmup_steps=5, eval_batches=2, eval_interval=10),
-                  seeds=1, num_windows=8),
-    "cpu": dict(model=dict(block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0, conv_impl="toeplitz"),
-                train=dict(batch_size=16, max_steps=300, lr=2e-3, warmup_steps=20, eval_batches=20,
-                           eval_interval=100),
-                seeds=3, num_windows=128),
+    "smoke": dict(
+        model=dict(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.0, kernel_len=16),
+        train=dict(
+            batch_size=8, max_steps=20, lr=2e-3, warmup_steps=5, eval_batches=2, eval_interval=10
+        ),
+        seeds=1,
+        num_windows=8,
+    ),
+    "cpu": dict(
+        model=dict(
+            block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0, conv_impl="toeplitz"
+        ),
+        train=dict(
+            batch_size=16,
+            max_steps=300,
+            lr=2e-3,
+            warmup_steps=20,
+            eval_batches=20,
+            eval_interval=100,
+        ),
+        seeds=3,
+        num_windows=128,
+    ),
     # ModelConfig()/TrainConfig() + paper C's recipe = the reference-c preset
-    "reference": dict(model={}, train=dict(warmup_steps=200, eval_batches=200), seeds=3, num_windows=512),
+    "reference": dict(
+        model={}, train=dict(warmup_steps=200, eval_batches=200), seeds=3, num_windows=512
+    ),
 }
 
 
 def _ladder_note(variant: str, t: int) -> str:
     """' (bin b at T=t)' for the fixed-bin ladder rows, whose labels name the rung at T = 256."""
     model = apply_variant(Config(), variant).model if variant in model_variants() else None
-    if model is None or model.qk_filter not in ("fixed-bin", "fixed-bin-learned") or t == spectral.LADDER_T:
+    if (
+        model is None
+        or model.qk_filter not in ("fixed-bin", "fixed-bin-learned")
+        or t == spectral.LADDER_T
+    ):
         return ""
     return f" (bin {spectral.ladder_bin(model.filter_fixed_bin, t):g} at T={t})"
 
@@ -126,10 +153,17 @@ def get_config(arg: str = "cpu") -> dict:
     s = SCALES[arg]
     model = ModelConfig(**(RECIPE_C["model"] | s["model"]))
     train = TrainConfig(**(RECIPE_C["train"] | s["train"]))
-    train = dataclasses.replace(train, checkpoint_interval=train.max_steps, log_interval=train.max_steps)
+    train = dataclasses.replace(
+        train, checkpoint_interval=train.max_steps, log_interval=train.max_steps
+    )
     data = DataConfig(source="text", path=CORPUS)
-    return {"base": Config(model=model, data=data, train=train, name=f"fourierqk-{arg}"), "seeds": s["seeds"],
-            "rows": list(DEFAULT_ROWS), "num_windows": s["num_windows"], "scale": arg}
+    return {
+        "base": Config(model=model, data=data, train=train, name=f"fourierqk-{arg}"),
+        "seeds": s["seeds"],
+        "rows": list(DEFAULT_ROWS),
+        "num_windows": s["num_windows"],
+        "scale": arg,
+    }
 
 
 def row_config(base: Config, variant: str) -> Config:
@@ -147,7 +181,8 @@ def train_row(cfg: Config, seeds: int):
     keys = jnp.stack([jax.random.PRNGKey(cfg.train.seed + r) for r in range(seeds)])  # (R,2)
     t0 = time.perf_counter()
     state, hist = jax.jit(jax.vmap(trainer.train, in_axes=(0, None, None)))(
-        keys, jnp.asarray(corpus.train), jnp.asarray(corpus.val))
+        keys, jnp.asarray(corpus.train), jnp.asarray(corpus.val)
+    )
     ev = np.asarray(hist["eval_val"], np.float64)  # (R, n_evals)
     return cfg, corpus, state.params, ev, time.perf_counter() - t0
 
@@ -168,14 +203,17 @@ def diagnose(cfg: Config, params, corpus, num_windows: int, variant: str) -> dic
     if m.mixer == "attention":
         try:
             x, _ = dg.eval_windows(val, m.block_size, 1)
-            out["emd_query_periods_layer0"] = [[round(p, 2) for p in ps[:6]]
-                                               for ps in dg.query_emd_periods(m, params, jnp.asarray(x))]
+            out["emd_query_periods_layer0"] = [
+                [round(p, 2) for p in ps[:6]]
+                for ps in dg.query_emd_periods(m, params, jnp.asarray(x))
+            ]
         except ImportError as e:  # EMD-signal not installed
             out["emd_query_periods_layer0"] = str(e)
     if variant in SURROGATE_ROWS:
         out["phase"] = dg.phase_surrogate_losses(m, params, val, num_windows=num_windows)
-        out["metric"] = dg.metric_distortion_losses(m, params, val, num_windows=num_windows,
-                                                    transforms=("rotation", "projection"))
+        out["metric"] = dg.metric_distortion_losses(
+            m, params, val, num_windows=num_windows, transforms=("rotation", "projection")
+        )
     return out
 
 
@@ -214,27 +252,37 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
     rows = result["rows"]
     base = rows.get("learned")
     env = result["env"]
-    L = [f"# FourierQK (paper C) at scale `{scale}`", "",
-         f"Command: `{result['command']}`  ",
-         f"Date: {result['date']}; wall time {result['wall_s'] / 60:.1f} min  ",
-         f"Machine: {env['platform']}, {env['cpu_count']} CPUs, {env['backend']} ({env['device']}); "
-         f"jax {env['jax']}, flax {env['flax']}; commit {env['git_commit']}  ",
-         f"Model: T={result['config']['model']['block_size']}, E={result['config']['model']['n_embd']}, "
-         f"{result['config']['model']['n_layer']} layers x {result['config']['model']['n_head']} heads; "
-         f"{result['config']['train']['max_steps']} steps x {result['config']['train']['batch_size']} windows; "
-         f"seeds {result['seeds']}; TinyShakespeare char level. Raw numbers: `{jpath.name}`.", "",
-         rendered_note(result, jpath), "",
-         "Val loss in nats/char at the last step (mean +- std over seeds, 95% t-interval); Delta = paired "
-         "difference to the baseline (same seeds, same batches). Gap = loss(shuffled val) - loss(val), seed 0. "
-         "Audit = measured on the seed-0 trained parameters (relative leak max_{s>t}|d out_t/d in_s| / "
-         "max_{s<=t}|...|). NON-CAUSAL rows are not causal-LM losses.", "",
-         "| row | val loss | 95% CI | Delta vs baseline [95% CI] | best val | paper | shuffled gap | audit "
-         "(leak rel) | learned |",
-         "|---|---|---|---|---|---|---|---|---|"]
+    L = [
+        f"# FourierQK (paper C) at scale `{scale}`",
+        "",
+        f"Command: `{result['command']}`  ",
+        f"Date: {result['date']}; wall time {result['wall_s'] / 60:.1f} min  ",
+        f"Machine: {env['platform']}, {env['cpu_count']} CPUs, {env['backend']} ({env['device']}); "
+        f"jax {env['jax']}, flax {env['flax']}; commit {env['git_commit']}  ",
+        f"Model: T={result['config']['model']['block_size']}, E={result['config']['model']['n_embd']}, "
+        f"{result['config']['model']['n_layer']} layers x {result['config']['model']['n_head']} heads; "
+        f"{result['config']['train']['max_steps']} steps x {result['config']['train']['batch_size']} windows; "
+        f"seeds {result['seeds']}; TinyShakespeare char level. Raw numbers: `{jpath.name}`.",
+        "",
+        rendered_note(result, jpath),
+        "",
+        "Val loss in nats/char at the last step (mean +- std over seeds, 95% t-interval); Delta = paired "
+        "difference to the baseline (same seeds, same batches). Gap = loss(shuffled val) - loss(val), seed 0. "
+        "Audit = measured on the seed-0 trained parameters (relative leak max_{s>t}|d out_t/d in_s| / "
+        "max_{s<=t}|...|). NON-CAUSAL rows are not causal-LM losses.",
+        "",
+        "| row | val loss | 95% CI | Delta vs baseline [95% CI] | best val | paper | shuffled gap | audit "
+        "(leak rel) | learned |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     t_model = result["config"]["model"]["block_size"]
     for v, r in rows.items():
         s = summarize(r["final_val"])
-        label = r["label"] + _ladder_note(v, t_model) + ("" if r["declared_causal"] else " — NON-CAUSAL")
+        label = (
+            r["label"]
+            + _ladder_note(v, t_model)
+            + ("" if r["declared_causal"] else " — NON-CAUSAL")
+        )
         if base is not None and v != "learned":
             d = summarize(np.asarray(r["final_val"]) - np.asarray(base["final_val"]))
             delta = f"{d.mean:+.3f} {_fmt_ci(d)}"
@@ -243,24 +291,42 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
         aud = r["diag"]["audit"]
         verdict = "causal" if aud["causal"] else "LEAKS"
         paper = "-" if r["paper"] is None else f"{r['paper']:.3f}"
-        L.append(f"| {label} | {s.mean:.3f} +- {s.std:.3f} | {_fmt_ci(s)} | {delta} | "
-                 f"{np.mean(r['best_val']):.3f} | {paper} | {r['diag']['shuffled']['gap']:.3f} | "
-                 f"{verdict} ({aud['leak_rel']:.1e}) | {_periods_text(r['diag'])} |")
+        L.append(
+            f"| {label} | {s.mean:.3f} +- {s.std:.3f} | {_fmt_ci(s)} | {delta} | "
+            f"{np.mean(r['best_val']):.3f} | {paper} | {r['diag']['shuffled']['gap']:.3f} | "
+            f"{verdict} ({aud['leak_rel']:.1e}) | {_periods_text(r['diag'])} |"
+        )
     bil = [v for v in rows if "phase" in rows[v]["diag"]]
     if bil and base is not None:
         lb = base["diag"]["shuffled"]["val"]
-        legacy = "shared" in rows[bil[0]]["diag"]["phase"]  # results recorded before the authors' surrogates
-        modes = (["shared", "independent", "amplitude", "shift"] if legacy else
-                 [m for m in dg.SURROGATE_LABELS if m in rows[bil[0]]["diag"]["phase"]])
-        heads = (["shared phases", "independent", "amplitude only", "pi/4 shift"] if legacy else
-                 [dg.SURROGATE_LABELS[m] for m in modes])
-        L += ["", "Eval-time phase surrogates and metric-distortion controls (seed 0, the same "
-              f"{result['num_windows']} val windows; baseline {lb:.3f}). pct_phase = 100 (L_surrogate - L_filter) "
-              "/ (L_baseline - L_filter); '-' when the filter has no gain over the baseline."
-              + ("" if legacy else " The authors' surrogates replace the phase (or rotate both q and k); ours "
-                 "('add-') add a phase, which keeps the q-k cross-spectrum when shared."), "",
-              "| row | filter | " + " | ".join(heads) + " | rotation R | projection P |",
-              "|---|---|" + "---|" * len(heads) + "---|---|"]
+        legacy = (
+            "shared" in rows[bil[0]]["diag"]["phase"]
+        )  # results recorded before the authors' surrogates
+        modes = (
+            ["shared", "independent", "amplitude", "shift"]
+            if legacy
+            else [m for m in dg.SURROGATE_LABELS if m in rows[bil[0]]["diag"]["phase"]]
+        )
+        heads = (
+            ["shared phases", "independent", "amplitude only", "pi/4 shift"]
+            if legacy
+            else [dg.SURROGATE_LABELS[m] for m in modes]
+        )
+        L += [
+            "",
+            "Eval-time phase surrogates and metric-distortion controls (seed 0, the same "
+            f"{result['num_windows']} val windows; baseline {lb:.3f}). pct_phase = 100 (L_surrogate - L_filter) "
+            "/ (L_baseline - L_filter); '-' when the filter has no gain over the baseline."
+            + (
+                ""
+                if legacy
+                else " The authors' surrogates replace the phase (or rotate both q and k); ours "
+                "('add-') add a phase, which keeps the q-k cross-spectrum when shared."
+            ),
+            "",
+            "| row | filter | " + " | ".join(heads) + " | rotation R | projection P |",
+            "|---|---|" + "---|" * len(heads) + "---|---|",
+        ]
         for v in bil:
             ph, me = rows[v]["diag"]["phase"], rows[v]["diag"]["metric"]
 
@@ -268,9 +334,12 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
                 p = dg.pct_phase(x, lf, lb)
                 return f"{x:.3f}" + ("" if np.isnan(p) else f" ({p:.0f}%)")
 
-            L.append(f"| {rows[v]['label']} — NON-CAUSAL | {ph['none']:.3f} | "
-                     + " | ".join(cell(ph[m]) for m in modes) + f" | {cell(me['rotation'])} | "
-                     f"{cell(me['projection'])} |")
+            L.append(
+                f"| {rows[v]['label']} — NON-CAUSAL | {ph['none']:.3f} | "
+                + " | ".join(cell(ph[m]) for m in modes)
+                + f" | {cell(me['rotation'])} | "
+                f"{cell(me['projection'])} |"
+            )
     L += ["", "## Answer computed from the table", ""]
     if base is not None:
         for v in ("causal-gauss", "causal-mexhat", "causal-morlet"):
@@ -285,16 +354,20 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
                 word = "worse than the baseline (interval above 0)"
             else:
                 word = "no significant difference (interval contains 0)"
-            L.append(f"- {rows[v]['label']} (causal, audit: "
-                     f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
-                     f"{_fmt_ci(d)} nats/char: {word}.")
+            L.append(
+                f"- {rows[v]['label']} (causal, audit: "
+                f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
+                f"{_fmt_ci(d)} nats/char: {word}."
+            )
         for v in rows:
             if not rows[v]["declared_causal"]:
                 d = summarize(np.asarray(rows[v]["final_val"]) - np.asarray(base["final_val"]))
-                L.append(f"- {rows[v]['label']} (NON-CAUSAL, audit: "
-                         f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
-                         f"{_fmt_ci(d)}; shuffled gap {rows[v]['diag']['shuffled']['gap']:.3f} vs baseline "
-                         f"{base['diag']['shuffled']['gap']:.3f}.")
+                L.append(
+                    f"- {rows[v]['label']} (NON-CAUSAL, audit: "
+                    f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
+                    f"{_fmt_ci(d)}; shuffled gap {rows[v]['diag']['shuffled']['gap']:.3f} vs baseline "
+                    f"{base['diag']['shuffled']['gap']:.3f}."
+                )
     return {jpath.with_suffix(".md").name: "\n".join(L) + "\n"}
 
 
@@ -305,20 +378,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=None, help="override the scale's number of seeds")
     p.add_argument("--rows", default=None, help="comma-separated subset of variants (default: all)")
     p.add_argument("--out", default=str(RESULTS), help="output folder")
-    p.add_argument("--tag", default="", help="suffix of the output files (fourierqk_<scale>_<tag>.*)")
+    p.add_argument(
+        "--tag", default="", help="suffix of the output files (fourierqk_<scale>_<tag>.*)"
+    )
     args = p.parse_args(argv)
 
     exp = get_config(args.scale)
     base = exp["base"]
-    base = dataclasses.replace(base, data=dataclasses.replace(base.data, path=str(Path(args.data).resolve())))
+    base = dataclasses.replace(
+        base, data=dataclasses.replace(base.data, path=str(Path(args.data).resolve()))
+    )
     seeds = args.seeds or exp["seeds"]
     names = args.rows.split(",") if args.rows else exp["rows"]
     labels = {v: (lab, paper) for v, lab, paper in ROWS}
     t_start = time.perf_counter()
-    result = {"command": "python experiments/fourierqk.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-              "env": environment(), "scale": args.scale, "seeds": seeds, "num_windows": exp["num_windows"],
-              "config": base.to_dict(), "rows": {}}
+    result = {
+        "command": "python experiments/fourierqk.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "env": environment(),
+        "scale": args.scale,
+        "seeds": seeds,
+        "num_windows": exp["num_windows"],
+        "config": base.to_dict(),
+        "rows": {},
+    }
     for v in names:
         cfg = row_config(base, v)
         cfg, corpus, params, ev, secs = train_row(cfg, seeds)
@@ -326,16 +410,27 @@ def main(argv: list[str] | None = None) -> int:
         diag = diagnose(cfg, p0, corpus, exp["num_windows"], v)
         lab, paper = labels.get(v, (v, None))
         result["rows"][v] = {
-            "label": lab, "paper": paper, "declared_causal": registry.declared_causal(cfg.model),
+            "label": lab,
+            "paper": paper,
+            "declared_causal": registry.declared_causal(cfg.model),
             "noncausal_parts": registry.noncausal_parts(cfg.model),
-            "final_val": ev[:, -1].tolist(), "best_val": ev.min(1).tolist(), "eval_curve": ev.tolist(),
-            "train_seconds": secs, "diag": diag,
-            "model_overrides": {k: val for k, val in dataclasses.asdict(cfg.model).items()
-                                if val != getattr(base.model, k) and k != "vocab_size"},
+            "final_val": ev[:, -1].tolist(),
+            "best_val": ev.min(1).tolist(),
+            "eval_curve": ev.tolist(),
+            "train_seconds": secs,
+            "diag": diag,
+            "model_overrides": {
+                k: val
+                for k, val in dataclasses.asdict(cfg.model).items()
+                if val != getattr(base.model, k) and k != "vocab_size"
+            },
         }
-        print(f"{v:<16} val {ev[:, -1].mean():.4f} (best {ev.min(1).mean():.4f})  gap "
-              f"{diag['shuffled']['gap']:.3f}  audit {'causal' if diag['audit']['causal'] else 'LEAKS'} "
-              f"({diag['audit']['leak_rel']:.1e})  {secs:.0f}s", flush=True)
+        print(
+            f"{v:<16} val {ev[:, -1].mean():.4f} (best {ev.min(1).mean():.4f})  gap "
+            f"{diag['shuffled']['gap']:.3f}  audit {'causal' if diag['audit']['causal'] else 'LEAKS'} "
+            f"({diag['audit']['leak_rel']:.1e})  {secs:.0f}s",
+            flush=True,
+        )
     result["wall_s"] = time.perf_counter() - t_start
     jpath, mpath = write_results(result, Path(args.out), args.scale, args.tag)
     print(f"wrote {jpath} and {mpath}")

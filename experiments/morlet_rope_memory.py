@@ -42,7 +42,9 @@ def naive_scores(q, k, log_sigma):
     kr = jnp.stack([kp[..., 0] * c - kp[..., 1] * s, kp[..., 0] * s + kp[..., 1] * c], -1)
     per = jnp.einsum("BTHFC,BSHFC->BHFTS", qr, kr)  # (B,H,F,T,S)
     r = pos[:, None] - pos[None, :]
-    env = jnp.exp(-jnp.square(r)[None, None] / (2 * jnp.exp(2 * log_sigma))[:, :, None, None])  # (H,F,T,S)
+    env = jnp.exp(
+        -jnp.square(r)[None, None] / (2 * jnp.exp(2 * log_sigma))[:, :, None, None]
+    )  # (H,F,T,S)
     return (per * env[None]).sum(2) / jnp.sqrt(d)
 
 
@@ -54,8 +56,11 @@ def temp_bytes(kind: str, t: int, groups: int, b=1, h=8, d=32) -> int:
             out = morlet_rope_scores(q, k, jnp.arange(t), jnp.arange(t), ls)
         return jnp.sum(jnp.sin(out))
 
-    args = (jax.ShapeDtypeStruct((b, t, h, d), jnp.float32), jax.ShapeDtypeStruct((b, t, h, d), jnp.float32),
-            jax.ShapeDtypeStruct((h, groups), jnp.float32))
+    args = (
+        jax.ShapeDtypeStruct((b, t, h, d), jnp.float32),
+        jax.ShapeDtypeStruct((b, t, h, d), jnp.float32),
+        jax.ShapeDtypeStruct((h, groups), jnp.float32),
+    )
     mem = jax.jit(jax.grad(loss, argnums=(0, 1, 2))).lower(*args).compile().memory_analysis()
     return int(mem.temp_size_in_bytes)
 
@@ -64,18 +69,32 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", default="256,1024,4096")
     args = ap.parse_args(argv)
-    command = "python experiments/morlet_rope_memory.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python experiments/morlet_rope_memory.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
     rows = []
     t0 = time.perf_counter()
     for t in [int(x) for x in args.lengths.split(",")]:
         score = 1 * 8 * t * t * 4
         for kind, groups in [("scan", 16), ("scan", 4), ("naive", 16)]:
             tb = temp_bytes(kind, t, groups)
-            rows.append({"T": t, "impl": kind, "groups": groups, "temp_bytes": tb, "score_array_bytes": score,
-                         "temp_in_score_arrays": tb / score})
+            rows.append(
+                {
+                    "T": t,
+                    "impl": kind,
+                    "groups": groups,
+                    "temp_bytes": tb,
+                    "score_array_bytes": score,
+                    "temp_in_score_arrays": tb / score,
+                }
+            )
             print(rows[-1])
-    payload = {"renderer": "experiments/morlet_rope_memory.py:render", "shapes": {"B": 1, "H": 8, "D": 32, "F": 16},
-               "rows": rows, "seconds": time.perf_counter() - t0}
+    payload = {
+        "renderer": "experiments/morlet_rope_memory.py:render",
+        "shapes": {"B": 1, "H": 8, "D": 32, "F": 16},
+        "rows": rows,
+        "seconds": time.perf_counter() - t0,
+    }
     stem = RESULTS / "morlet_rope_memory"
     write_json(stem.with_suffix(".json"), payload, command=command)
     write_rendered(stem.with_suffix(".json"), render)
@@ -85,15 +104,24 @@ def render(p: dict, json_path: Path) -> dict[str, str]:
     """``morlet_rope_memory.md`` from its JSON alone (``mope-jax report --regenerate``)."""
     env, sh = p["env"], p["shapes"]
     date = p["date_utc"][:16].replace("T", " ") + " UTC"
-    lines = ["# Morlet-RoPE memory (compile-only)", "",
-             f"Made by `{p['command'].strip()}` on {date}, "
-             f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}. "
-             f"B={sh['B']}, H={sh['H']}, D={sh['D']} (F={sh['F']}). Temporaries of jit(grad(sum(sin(scores)))) in "
-             "units of one (B,H,T,S) float32 array.", "", rendered_note(p, json_path), "",
-             "| T | implementation | sigma groups G | temp bytes | in score arrays |", "|---|---|---|---|---|"]
+    lines = [
+        "# Morlet-RoPE memory (compile-only)",
+        "",
+        f"Made by `{p['command'].strip()}` on {date}, "
+        f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}. "
+        f"B={sh['B']}, H={sh['H']}, D={sh['D']} (F={sh['F']}). Temporaries of jit(grad(sum(sin(scores)))) in "
+        "units of one (B,H,T,S) float32 array.",
+        "",
+        rendered_note(p, json_path),
+        "",
+        "| T | implementation | sigma groups G | temp bytes | in score arrays |",
+        "|---|---|---|---|---|",
+    ]
     for r in p["rows"]:
-        lines.append(f"| {r['T']} | {r['impl']} | {r['groups']} | {r['temp_bytes']:,} | "
-                     f"{r['temp_bytes'] / r['score_array_bytes']:.2f} |")
+        lines.append(
+            f"| {r['T']} | {r['impl']} | {r['groups']} | {r['temp_bytes']:,} | "
+            f"{r['temp_bytes'] / r['score_array_bytes']:.2f} |"
+        )
     return {Path(json_path).with_suffix(".md").name: "\n".join(lines) + "\n"}
 
 

@@ -45,7 +45,9 @@ from mope_jax.presets import apply_variant
 from mope_jax.train import make_train, prepare
 
 RESULTS = Path(__file__).resolve().parent / "results" / "paper_a"
-CORPUS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt"
+CORPUS = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt"
+)
 
 ROWS = [  # (variant, paper's label, paper's val loss or None)
     ("a-baseline", "learned PE (baseline)", 1.474),
@@ -63,11 +65,19 @@ ROWS = [  # (variant, paper's label, paper's val loss or None)
 # Scales. "cpu" is tiny on purpose: 10 variants x 3 seeds must fit ~10 minutes of a 2-core
 # CPU shared with other jobs; no dropout (300 steps do not overfit).
 SCALES = {
-    "smoke": dict(model=dict(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.0),
-                  train=dict(batch_size=8, max_steps=30, lr=2e-3, warmup_steps=5, eval_batches=4), seeds=2),
-    "cpu": dict(model=dict(block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0),
-                train=dict(batch_size=16, max_steps=300, lr=2e-3, warmup_steps=30, eval_batches=20), seeds=3),
-    "reference": dict(model={}, train={}, seeds=3),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
+    "smoke": dict(
+        model=dict(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.0),
+        train=dict(batch_size=8, max_steps=30, lr=2e-3, warmup_steps=5, eval_batches=4),
+        seeds=2,
+    ),
+    "cpu": dict(
+        model=dict(block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0),
+        train=dict(batch_size=16, max_steps=300, lr=2e-3, warmup_steps=30, eval_batches=20),
+        seeds=3,
+    ),
+    "reference": dict(
+        model={}, train={}, seeds=3
+    ),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
 }
 
 
@@ -75,7 +85,9 @@ def base_config(scale: str) -> Config:
     s = SCALES[scale]
     data = DataConfig(source="text", path=str(CORPUS.resolve()))
     t = TrainConfig(**s["train"])
-    t = dataclasses.replace(t, eval_interval=t.max_steps, checkpoint_interval=t.max_steps, log_interval=t.max_steps)
+    t = dataclasses.replace(
+        t, eval_interval=t.max_steps, checkpoint_interval=t.max_steps, log_interval=t.max_steps
+    )
     return Config(model=ModelConfig(**s["model"]), data=data, train=t, name=f"paper_a-{scale}")
 
 
@@ -101,16 +113,24 @@ def train_seeds(cfg: Config, seeds: list[int], *, log=print) -> tuple[list[dict]
         state, m = steps(state, train_data, cfg.train.max_steps)
         ev = evaluate(state, train_data, val_data)
         losses = np.asarray(m["loss"])
-        rec = {"seed": seed, "val_loss": float(ev["val"]), "train_loss": float(ev["train"]),
-               "last_batch_loss": float(losses[-1]), "finite": bool(np.all(np.isfinite(losses))),
-               "seconds": time.perf_counter() - t0, **spectra.eval_summary(cfg, state)}
+        rec = {
+            "seed": seed,
+            "val_loss": float(ev["val"]),
+            "train_loss": float(ev["train"]),
+            "last_batch_loss": float(losses[-1]),
+            "finite": bool(np.all(np.isfinite(losses))),
+            "seconds": time.perf_counter() - t0,
+            **spectra.eval_summary(cfg, state),
+        }
         log(f"  {cfg.name} seed {seed}: val {rec['val_loss']:.4f} ({rec['seconds']:.0f}s)")
         records.append(rec)
         states.append(state)
     return records, states
 
 
-def t_interval(x: list[float] | np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
+def t_interval(
+    x: list[float] | np.ndarray, level: float = 0.95
+) -> tuple[float, float, float, float]:
     """(mean, std (ddof 1), ci_low, ci_high) with a Student-t interval; NaN std and bounds for n < 2."""
     s = summarize(x, confidence=level)
     return s.mean, (float("nan") if s.n < 2 else s.std), s.ci_low, s.ci_high
@@ -119,10 +139,14 @@ def t_interval(x: list[float] | np.ndarray, level: float = 0.95) -> tuple[float,
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", choices=sorted(SCALES), default="cpu")
-    ap.add_argument("--seeds", type=int, default=None, help="number of seeds (default: the scale's)")
+    ap.add_argument(
+        "--seeds", type=int, default=None, help="number of seeds (default: the scale's)"
+    )
     ap.add_argument("--variants", default=",".join(r[0] for r in ROWS))
     args = ap.parse_args(argv)
-    command = "python experiments/paper_a.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python experiments/paper_a.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
     seeds = list(range(args.seeds or SCALES[args.scale]["seeds"]))
     base = base_config(args.scale)
     wanted = args.variants.split(",")
@@ -139,17 +163,32 @@ def main(argv=None):
         full_cfg, _ = prepare(cfg)
         audit = audit_model(full_cfg.model, params0)
         mean, std, lo, hi = t_interval([r["val_loss"] for r in recs])
-        rows.append({
-            "variant": variant, "label": label, "paper_val_loss": paper,
-            "declared_causal": registry.declared_causal(cfg.model),
-            "noncausal_parts": registry.noncausal_parts(cfg.model),
-            "audit": audit.to_dict(), "val_mean": mean, "val_std": std, "val_ci95": [lo, hi],
-            "seeds": recs, "seconds": time.perf_counter() - t0,
-            "spectra_seed0": {k: v for k, v in spectra.extract_spectra(full_cfg, states[0]).items()
-                              if k in ("mope_omega", "mope_sigma", "mope_center", "morlet_rope_sigma")},
-            "model": {k: getattr(cfg.model, k) for k in ("pos_encoding", "qk_position", "attn_bias")},
-        })
-        print(f"  audit: causal={audit.causal} leak_rel={audit.leak_rel:.2e}; {time.perf_counter() - t0:.0f}s")
+        rows.append(
+            {
+                "variant": variant,
+                "label": label,
+                "paper_val_loss": paper,
+                "declared_causal": registry.declared_causal(cfg.model),
+                "noncausal_parts": registry.noncausal_parts(cfg.model),
+                "audit": audit.to_dict(),
+                "val_mean": mean,
+                "val_std": std,
+                "val_ci95": [lo, hi],
+                "seeds": recs,
+                "seconds": time.perf_counter() - t0,
+                "spectra_seed0": {
+                    k: v
+                    for k, v in spectra.extract_spectra(full_cfg, states[0]).items()
+                    if k in ("mope_omega", "mope_sigma", "mope_center", "morlet_rope_sigma")
+                },
+                "model": {
+                    k: getattr(cfg.model, k) for k in ("pos_encoding", "qk_position", "attn_bias")
+                },
+            }
+        )
+        print(
+            f"  audit: causal={audit.causal} leak_rel={audit.leak_rel:.2e}; {time.perf_counter() - t0:.0f}s"
+        )
     base_row = next((r for r in rows if r["variant"] == "a-baseline"), None)
     for r in rows:
         if base_row is not None:
@@ -157,8 +196,14 @@ def main(argv=None):
             m, s, lo, hi = t_interval(diffs)
             r["diff_vs_baseline"] = {"mean": m, "std": s, "ci95": [lo, hi], "per_seed": diffs}
     full = prepare(base)[0]
-    payload = {"renderer": "experiments/paper_a.py:render", "scale": args.scale, "seeds": seeds,
-               "config": full.to_dict(), "total_seconds": time.perf_counter() - t_start, "rows": rows}
+    payload = {
+        "renderer": "experiments/paper_a.py:render",
+        "scale": args.scale,
+        "seeds": seeds,
+        "config": full.to_dict(),
+        "total_seconds": time.perf_counter() - t_start,
+        "rows": rows,
+    }
     stem = RESULTS / f"paper_a_{args.scale}"
     spectra.write_json(stem.with_suffix(".json"), payload, command=command)
     write_rendered(stem.with_suffix(".json"), render)
@@ -216,35 +261,56 @@ def render_markdown(p: dict, json_path: Path) -> str:
     ]
     for r in p["rows"]:  # statistics from the per-seed values
         a = r["audit"]
-        causal = ("causal" if r["declared_causal"] else "**NON-CAUSAL**") + \
-            f" / {'causal' if a['causal'] else 'LEAKS'}, {a['leak_rel']:.1e}"
+        causal = (
+            "causal" if r["declared_causal"] else "**NON-CAUSAL**"
+        ) + f" / {'causal' if a['causal'] else 'LEAKS'}, {a['leak_rel']:.1e}"
         d = paired(p, r["variant"], "a-baseline")
-        diff = "" if d is None or r["variant"] == "a-baseline" else \
-            f"{d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
+        diff = (
+            ""
+            if d is None or r["variant"] == "a-baseline"
+            else f"{d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]"
+        )
         paper = "" if r["paper_val_loss"] is None else f"{r['paper_val_loss']:.4f}"
         label = r["label"] + (" (NON-CAUSAL)" if not r["declared_causal"] else "")
         mean, std, lo, hi = t_interval([x["val_loss"] for x in r["seeds"]])
-        lines.append(f"| `{r['variant']}` | {label} | {causal} | {mean:.4f} +- {std:.4f} | "
-                     f"[{lo:.4f}, {hi:.4f}] | {diff} | {paper} |")
+        lines.append(
+            f"| `{r['variant']}` | {label} | {causal} | {mean:.4f} +- {std:.4f} | "
+            f"[{lo:.4f}, {hi:.4f}] | {diff} | {paper} |"
+        )
     gains = [(a, b, g, paired(p, a, b)) for a, b, g in EGA_PAIRS + OTHER_PAIRS]
     gains = [x for x in gains if x[3] is not None]
     if gains:
-        lines += ["", "Paired comparisons, val(A) - val(B) with the same seed (negative = A better); the first four "
-                  "are the EGA gain (same model with and without the gate):", "",
-                  "| A | B | what differs | diff mean [95% CI] | per seed |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Paired comparisons, val(A) - val(B) with the same seed (negative = A better); the first four "
+            "are the EGA gain (same model with and without the gate):",
+            "",
+            "| A | B | what differs | diff mean [95% CI] | per seed |",
+            "|---|---|---|---|---|",
+        ]
         for a, b, g, d in gains:
-            lines.append(f"| `{a}` | `{b}` | {g} | {d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] | "
-                         + ", ".join(f"{x:+.4f}" for x in d["per_seed"]) + " |")
+            lines.append(
+                f"| `{a}` | `{b}` | {g} | {d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] | "
+                + ", ".join(f"{x:+.4f}" for x in d["per_seed"])
+                + " |"
+            )
     mope = [r for r in p["rows"] if "mope_on_boundary_frac" in r["seeds"][0]]
     if mope:
-        lines += ["", "Learned MOPE spectra (seed 0, after the constraint):", "",
-                  "| variant | pairs on omega sigma = 5 | clamp active | omega range (rad/token) | "
-                  "sigma range (tokens) |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Learned MOPE spectra (seed 0, after the constraint):",
+            "",
+            "| variant | pairs on omega sigma = 5 | clamp active | omega range (rad/token) | "
+            "sigma range (tokens) |",
+            "|---|---|---|---|---|",
+        ]
         for r in mope:
             s = r["seeds"][0]
-            lines.append(f"| `{r['variant']}` | {s['mope_on_boundary_frac']:.3f} | {s['mope_clamp_active_frac']:.3f} | "
-                         f"[{s['mope_omega_min']:.3f}, {s['mope_omega_max']:.3f}] | "
-                         f"[{s['mope_sigma_min']:.3f}, {s['mope_sigma_max']:.3f}] |")
+            lines.append(
+                f"| `{r['variant']}` | {s['mope_on_boundary_frac']:.3f} | {s['mope_clamp_active_frac']:.3f} | "
+                f"[{s['mope_omega_min']:.3f}, {s['mope_omega_max']:.3f}] | "
+                f"[{s['mope_sigma_min']:.3f}, {s['mope_sigma_max']:.3f}] |"
+            )
     return "\n".join(lines) + "\n"
 
 

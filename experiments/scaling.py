@@ -35,21 +35,39 @@ from mope_jax.train import make_train, prepare
 OUT = Path(__file__).parent / "results" / "scaling"
 
 SCALES = {
-    "smoke": dict(widths=(16, 32, 64), depths=(1, 2), contexts=(16, 32, 64), steps=60, batch=8, T=32),
-    "cpu": dict(widths=(32, 64, 128), depths=(1, 2), contexts=(32, 64, 128), steps=200, batch=16, T=64),
+    "smoke": dict(
+        widths=(16, 32, 64), depths=(1, 2), contexts=(16, 32, 64), steps=60, batch=8, T=32
+    ),
+    "cpu": dict(
+        widths=(32, 64, 128), depths=(1, 2), contexts=(32, 64, 128), steps=200, batch=16, T=64
+    ),
 }
 
 
 def get_config(scale: str, *, width: int, depth: int, T: int, data: str | None) -> Config:
     s = SCALES[scale]
     steps = s["steps"]
-    data_cfg = DataConfig(source="text", path=data) if data else DataConfig(block_len=16, num_tokens=100_000)
+    data_cfg = (
+        DataConfig(source="text", path=data)
+        if data
+        else DataConfig(block_len=16, num_tokens=100_000)
+    )
     return Config(
         name=f"E{width}-L{depth}-T{T}",
-        model=ModelConfig(block_size=T, n_layer=depth, n_head=max(1, width // 16), n_embd=width, dropout=0.0),
+        model=ModelConfig(
+            block_size=T, n_layer=depth, n_head=max(1, width // 16), n_embd=width, dropout=0.0
+        ),
         data=data_cfg,
-        train=TrainConfig(batch_size=s["batch"], max_steps=steps, lr=3e-3, warmup_steps=steps // 10,
-                          eval_interval=steps, eval_batches=10, log_interval=steps // 4, checkpoint_interval=steps),
+        train=TrainConfig(
+            batch_size=s["batch"],
+            max_steps=steps,
+            lr=3e-3,
+            warmup_steps=steps // 10,
+            eval_interval=steps,
+            eval_batches=10,
+            log_interval=steps // 4,
+            checkpoint_interval=steps,
+        ),
     )
 
 
@@ -63,8 +81,10 @@ def xla_cost(cfg: Config) -> dict[str, float]:
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else cost
     mem = compiled.memory_analysis()
-    return {"flops_per_step": float(cost.get("flops", float("nan"))),
-            "temp_bytes": float(getattr(mem, "temp_size_in_bytes", float("nan")))}
+    return {
+        "flops_per_step": float(cost.get("flops", float("nan"))),
+        "temp_bytes": float(getattr(mem, "temp_size_in_bytes", float("nan"))),
+    }
 
 
 def main(argv=None) -> int:
@@ -80,25 +100,59 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for w, d, T in grid:
             cfg = get_config(args.scale, width=w, depth=d, T=T, data=args.data)
-            res = sweep(cfg, list(range(args.seeds)), Path(tmp) / cfg.name, progress=False, log=lambda m: None)
+            res = sweep(
+                cfg,
+                list(range(args.seeds)),
+                Path(tmp) / cfg.name,
+                progress=False,
+                log=lambda m: None,
+            )
             vals = [r["final_val_loss"] for r in res.records]
             st = summarize(vals)
             secs = [rec["seconds"] for rec in _metrics(Path(tmp) / cfg.name / "seed0")][1:]
             step_s = sum(secs) / len(secs) / cfg.train.log_interval if secs else float("nan")
-            rows.append({"name": cfg.name, "width": w, "depth": d, "T": T, "params": res.records[0]["num_params"],
-                         "values": vals, "val_mean": st.mean, "val_std": st.std, "ci": [st.ci_low, st.ci_high], "n": st.n,
-                         "seconds_per_step_all_seeds": step_s, "strategy": res.strategy, **xla_cost(cfg)})
-            print(f"{cfg.name}: val {st.mean:.4f} +- {st.std:.4f}  params {rows[-1]['params']}  "
-                  f"{rows[-1]['flops_per_step'] / 1e9:.3f} GFLOP/step", flush=True)
-    command = "python experiments/scaling.py " + " ".join(map(shlex.quote, argv if argv is not None else sys.argv[1:]))
+            rows.append(
+                {
+                    "name": cfg.name,
+                    "width": w,
+                    "depth": d,
+                    "T": T,
+                    "params": res.records[0]["num_params"],
+                    "values": vals,
+                    "val_mean": st.mean,
+                    "val_std": st.std,
+                    "ci": [st.ci_low, st.ci_high],
+                    "n": st.n,
+                    "seconds_per_step_all_seeds": step_s,
+                    "strategy": res.strategy,
+                    **xla_cost(cfg),
+                }
+            )
+            print(
+                f"{cfg.name}: val {st.mean:.4f} +- {st.std:.4f}  params {rows[-1]['params']}  "
+                f"{rows[-1]['flops_per_step'] / 1e9:.3f} GFLOP/step",
+                flush=True,
+            )
+    command = "python experiments/scaling.py " + " ".join(
+        map(shlex.quote, argv if argv is not None else sys.argv[1:])
+    )
     OUT.mkdir(parents=True, exist_ok=True)
     stem = OUT / f"scaling_{args.scale}"
-    meta = {"renderer": "experiments/scaling.py:render", "command": command,
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(), "provenance": provenance(command),
-            "scale": args.scale, "seeds": args.seeds, "data": args.data, "rows": rows}
+    meta = {
+        "renderer": "experiments/scaling.py:render",
+        "command": command,
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "provenance": provenance(command),
+        "scale": args.scale,
+        "seeds": args.seeds,
+        "data": args.data,
+        "rows": rows,
+    }
     stem.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
     _plot(rows, stem.with_suffix(".png"))
-    (text,) = render(json.loads(stem.with_suffix(".json").read_text()), stem.with_suffix(".json")).values()
+    (text,) = render(
+        json.loads(stem.with_suffix(".json").read_text()), stem.with_suffix(".json")
+    ).values()
     stem.with_suffix(".md").write_text(text)
     print(text)
     return 0
@@ -123,13 +177,21 @@ def render(p: dict, json_path: Path) -> dict[str, str]:
     data = p["data"] if "data" in p else _data_arg(p["command"])
     seeds = p.get("seeds", rows[0]["n"])
     scale = p.get("scale", json_path.stem.removeprefix("scaling_"))
-    lines = [f"# Scaling study ({scale})", "", p["provenance"], "", rendered_note(p, json_path), "",
-             f"{seeds} seeds per point; val loss in nats/token on "
-             f"{'the text at ' + data if data else 'the built-in block-copy task'}; "
-             "FLOPs and temp memory from XLA's analyses of one compiled train step (batch of one seed); "
-             "wall time per step for all seeds together (steady state).", "",
-             "| config | params | val loss (mean +- std) | 95% CI | GFLOP/step | temp MiB | s/step (all seeds) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Scaling study ({scale})",
+        "",
+        p["provenance"],
+        "",
+        rendered_note(p, json_path),
+        "",
+        f"{seeds} seeds per point; val loss in nats/token on "
+        f"{'the text at ' + data if data else 'the built-in block-copy task'}; "
+        "FLOPs and temp memory from XLA's analyses of one compiled train step (batch of one seed); "
+        "wall time per step for all seeds together (steady state).",
+        "",
+        "| config | params | val loss (mean +- std) | 95% CI | GFLOP/step | temp MiB | s/step (all seeds) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "values" in r:
             st = summarize(r["values"])
@@ -137,9 +199,11 @@ def render(p: dict, json_path: Path) -> dict[str, str]:
         else:
             n, mean, std, (ci_lo, ci_hi) = r["n"], r["val_mean"], r["val_std"], r["ci"]
         ci = "n/a" if n < 2 else f"[{ci_lo:.4f}, {ci_hi:.4f}]"
-        lines.append(f"| {r['name']} | {r['params']:,} | {mean:.4f} +- {std:.4f} | {ci} | "
-                     f"{r['flops_per_step'] / 1e9:.3f} | {r['temp_bytes'] / 2**20:.1f} | "
-                     f"{r['seconds_per_step_all_seeds']:.4f} |")
+        lines.append(
+            f"| {r['name']} | {r['params']:,} | {mean:.4f} +- {std:.4f} | {ci} | "
+            f"{r['flops_per_step'] / 1e9:.3f} | {r['temp_bytes'] / 2**20:.1f} | "
+            f"{r['seconds_per_step_all_seeds']:.4f} |"
+        )
     lines += ["", f"![scaling]({json_path.stem}.png)", ""]
     return {json_path.with_suffix(".md").name: "\n".join(lines)}
 

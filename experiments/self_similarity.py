@@ -39,7 +39,9 @@ try:
 except ImportError:  # run as a script
     import _paper_b as pb
 
-SHAKESPEARE = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
+SHAKESPEARE = (
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
+)
 SCALES = {
     "smoke": dict(chars=60_000, merge_train=20_000, merges=(16, 64), points=8, max_chars=200),
     "cpu": dict(chars=None, merge_train=300_000, merges=(64, 512), points=30, max_chars=1000),
@@ -50,7 +52,9 @@ MAX_VOCAB = 256
 def granularities(text: str, sc: dict) -> list[mi.Tokenized]:
     out = [mi.char_tokenize(text)]
     for n in sc["merges"]:
-        vocab, merges = mi.train_merges(text[: sc["merge_train"]], n, alphabet="".join(sorted(set(text))))
+        vocab, merges = mi.train_merges(
+            text[: sc["merge_train"]], n, alphabet="".join(sorted(set(text)))
+        )
         out.append(mi.apply_merges(text, vocab, merges))
     out.append(mi.word_tokenize(text))
     return out
@@ -67,9 +71,17 @@ def profile(tok: mi.Tokenized, sc: dict) -> dict:
     rng = np.random.default_rng(0)
     floors = [float(mi.mi_profile(rng.permutation(ids), [1])[0]) for _ in range(2)]
     prof = raw - np.mean(floors)
-    return {"name": tok.name, "chars_per_token": tok.chars_per_token, "num_tokens": len(ids),
-            "vocab_size": len(tok.vocab), "r": r.tolist(), "mi_raw": raw.tolist(), "shuffled_floor": floors,
-            "mi": prof.tolist(), "mi_norm": (prof / prof[0]).tolist()}
+    return {
+        "name": tok.name,
+        "chars_per_token": tok.chars_per_token,
+        "num_tokens": len(ids),
+        "vocab_size": len(tok.vocab),
+        "r": r.tolist(),
+        "mi_raw": raw.tolist(),
+        "shuffled_floor": floors,
+        "mi": prof.tolist(),
+        "mi_norm": (prof / prof[0]).tolist(),
+    }
 
 
 FIT_CHARS = (4.0, 200.0)  # character-distance window of the power-law fits
@@ -84,8 +96,11 @@ def power_law(p: dict) -> dict:
     A = np.stack([x, np.ones_like(x)], 1)
     coef, *_ = np.linalg.lstsq(A, ly, rcond=None)
     resid = ly - A @ coef
-    return {"alpha": float(-coef[0]), "r2": float(1 - resid @ resid / max(((ly - ly.mean()) ** 2).sum(), 1e-30)),
-            "points": int(keep.sum())}
+    return {
+        "alpha": float(-coef[0]),
+        "r2": float(1 - resid @ resid / max(((ly - ly.mean()) ** 2).sum(), 1e-30)),
+        "points": int(keep.sum()),
+    }
 
 
 def collapse(profiles: list[dict]) -> dict:
@@ -94,13 +109,22 @@ def collapse(profiles: list[dict]) -> dict:
     For a scale-free kernel I(d) ~ d^-alpha (d in characters), I_g(r)/I_g(1) = r^-alpha for
     every granularity: the normalised profiles coincide in TOKEN distance and are offset by
     c_g^alpha in character distance; the exponents alpha_g agree in both cases."""
-    rescaled = {p["name"]: (np.asarray(p["r"]) * p["chars_per_token"], np.asarray(p["mi_norm"])) for p in profiles}
+    rescaled = {
+        p["name"]: (np.asarray(p["r"]) * p["chars_per_token"], np.asarray(p["mi_norm"]))
+        for p in profiles
+    }
     raw = {p["name"]: (np.asarray(p["r"], float), np.asarray(p["mi_norm"])) for p in profiles}
     a, b = mi.collapse_spread(rescaled), mi.collapse_spread(raw)
     fits = {p["name"]: power_law(p) for p in profiles}
     alphas = np.array([f["alpha"] for f in fits.values()])
-    return {"spread_chars": a, "spread_tokens": b, "ratio": a / b, "power_law": fits,
-            "alpha_sd": float(alphas.std(ddof=1)), "alpha_mean": float(alphas.mean())}
+    return {
+        "spread_chars": a,
+        "spread_tokens": b,
+        "ratio": a / b,
+        "power_law": fits,
+        "alpha_sd": float(alphas.std(ddof=1)),
+        "alpha_mean": float(alphas.mean()),
+    }
 
 
 def main(argv=None):
@@ -113,17 +137,29 @@ def main(argv=None):
     n = sc["chars"] or len(text)
     corpora = {
         "tinyshakespeare": text[:n],
-        "igsm_arithmetic": igsm.decode(igsm.igsm_stream(n if sc["chars"] else 1_000_000, seed=2025, ops_range=(1, 2),
-                                                        ops=("+", "-"))),
+        "igsm_arithmetic": igsm.decode(
+            igsm.igsm_stream(
+                n if sc["chars"] else 1_000_000, seed=2025, ops_range=(1, 2), ops=("+", "-")
+            )
+        ),
     }
     out = {}
     for name, txt in corpora.items():
         profs = [profile(tok, sc) for tok in granularities(txt, sc)]
         out[name] = {"num_chars": len(txt), "profiles": profs, "collapse": collapse(profs)}
-        print(name, out[name]["collapse"], [(p["name"], round(p["chars_per_token"], 2)) for p in profs], flush=True)
+        print(
+            name,
+            out[name]["collapse"],
+            [(p["name"], round(p["chars_per_token"], 2)) for p in profs],
+            flush=True,
+        )
     wall = time.perf_counter() - t0
     payload = pb.header("Paper B: self-similarity of MI profiles across tokenisations", wall) | {
-        "renderer": "experiments/self_similarity.py:render", "scale": args.scale, "max_vocab": MAX_VOCAB, "corpora": out}
+        "renderer": "experiments/self_similarity.py:render",
+        "scale": args.scale,
+        "max_vocab": MAX_VOCAB,
+        "corpora": out,
+    }
     name = "self_similarity" if args.scale == "cpu" else f"self_similarity_{args.scale}"
     plot(out, name)
     pb.write(name, payload, render)
@@ -138,12 +174,28 @@ def plot(out, name):
             f = np.maximum(np.asarray(p["mi_norm"]), 1e-4)
             lab = f"{p['name']} ({p['chars_per_token']:.2f} ch/tok)"
             row[0].plot(p["r"], f, marker="o", ms=2, color=f"C{k}", label=lab)
-            row[1].plot(np.asarray(p["r"]) * p["chars_per_token"], f, marker="o", ms=2, color=f"C{k}", label=lab)
+            row[1].plot(
+                np.asarray(p["r"]) * p["chars_per_token"],
+                f,
+                marker="o",
+                ms=2,
+                color=f"C{k}",
+                label=lab,
+            )
         c = res["collapse"]
-        row[0].set_title(f"{cname}: by token distance (spread {c['spread_tokens']:.3f})", fontsize=8)
-        row[1].set_title(f"{cname}: by character distance (spread {c['spread_chars']:.3f})", fontsize=8)
+        row[0].set_title(
+            f"{cname}: by token distance (spread {c['spread_tokens']:.3f})", fontsize=8
+        )
+        row[1].set_title(
+            f"{cname}: by character distance (spread {c['spread_chars']:.3f})", fontsize=8
+        )
         for ax, xl in zip(row, ("r (tokens)", "r x chars/token")):
-            ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel(xl), ax.set_ylabel("I(r) / I(1)")
+            (
+                ax.set_xscale("log"),
+                ax.set_yscale("log"),
+                ax.set_xlabel(xl),
+                ax.set_ylabel("I(r) / I(1)"),
+            )
         row[0].legend(fontsize=6)
     fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}.png", dpi=130), plt.close(fig)
 
@@ -155,28 +207,43 @@ def render(payload: dict, json_path: Path) -> dict[str, str]:
 
 
 def markdown(payload, name) -> str:
-    lines = [f"Miller-Madow MI between tokens r apart minus its shuffled-stream floor; ids beyond the {payload['max_vocab']} most frequent pooled. "
-             "Spread = mean std across granularities of log(I(r)/I(1)) on a common distance grid "
-             "(0 = perfect collapse).\n",
-             "| corpus | granularity | chars/token | tokens | vocab (before pooling) | I(1) nats | "
-             "estimator floor (2 shuffles; subtracted) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Miller-Madow MI between tokens r apart minus its shuffled-stream floor; ids beyond the {payload['max_vocab']} most frequent pooled. "
+        "Spread = mean std across granularities of log(I(r)/I(1)) on a common distance grid "
+        "(0 = perfect collapse).\n",
+        "| corpus | granularity | chars/token | tokens | vocab (before pooling) | I(1) nats | "
+        "estimator floor (2 shuffles; subtracted) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for cname, res in payload["corpora"].items():
         for p in res["profiles"]:
-            lines.append(f"| {cname} | {p['name']} | {p['chars_per_token']:.2f} | {p['num_tokens']} | "
-                         f"{p['vocab_size']} | {p['mi'][0]:.4f} | "
-                         f"{p['shuffled_floor'][0]:.1e}, {p['shuffled_floor'][1]:.1e} |")
-    lines += ["", "| corpus | spread, distance in characters | spread, distance in tokens | ratio | "
-              f"power-law exponent alpha per granularity (R^2), fit over {FIT_CHARS[0]:g}-{FIT_CHARS[1]:g} chars | "
-              "alpha mean +- sd |", "|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {cname} | {p['name']} | {p['chars_per_token']:.2f} | {p['num_tokens']} | "
+                f"{p['vocab_size']} | {p['mi'][0]:.4f} | "
+                f"{p['shuffled_floor'][0]:.1e}, {p['shuffled_floor'][1]:.1e} |"
+            )
+    lines += [
+        "",
+        "| corpus | spread, distance in characters | spread, distance in tokens | ratio | "
+        f"power-law exponent alpha per granularity (R^2), fit over {FIT_CHARS[0]:g}-{FIT_CHARS[1]:g} chars | "
+        "alpha mean +- sd |",
+        "|---|---|---|---|---|---|",
+    ]
     for cname, res in payload["corpora"].items():
         c = res["collapse"]
         al = ", ".join(f"{k} {v['alpha']:.2f} ({v['r2']:.2f})" for k, v in c["power_law"].items())
-        lines.append(f"| {cname} | {c['spread_chars']:.3f} | {c['spread_tokens']:.3f} | {c['ratio']:.2f} | {al} | "
-                     f"{c['alpha_mean']:.2f} +- {c['alpha_sd']:.2f} |")
-    lines += ["", "Reading: for a scale-free (power-law) dependency kernel, I_g(r)/I_g(1) coincide in token "
-              "distance and are offset in character distance, with equal exponents; a kernel with a "
-              "characteristic length (in characters) collapses in neither and has unequal exponents or a "
-              "poor power-law fit.", ""]
+        lines.append(
+            f"| {cname} | {c['spread_chars']:.3f} | {c['spread_tokens']:.3f} | {c['ratio']:.2f} | {al} | "
+            f"{c['alpha_mean']:.2f} +- {c['alpha_sd']:.2f} |"
+        )
+    lines += [
+        "",
+        "Reading: for a scale-free (power-law) dependency kernel, I_g(r)/I_g(1) coincide in token "
+        "distance and are offset in character distance, with equal exponents; a kernel with a "
+        "characteristic length (in characters) collapses in neither and has unequal exponents or a "
+        "poor power-law fit.",
+        "",
+    ]
     lines += ["", f"Figure: `{name}.png`.", ""]
     return "\n".join(lines)
 

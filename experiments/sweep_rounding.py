@@ -59,14 +59,19 @@ def measure(steps: int, strategies: list[str]) -> dict:
         return tr.loss(s.params, x, y, None)
 
     init = [jax.jit(tr.init)(k) for k in keys]
-    alone = {name: [jax.jit(f)(s, data) for s in init] for name, f in
-             [("params", train), ("grads", grads), ("loss", forward)]}
+    alone = {
+        name: [jax.jit(f)(s, data) for s in init]
+        for name, f in [("params", train), ("grads", grads), ("loss", forward)]
+    }
 
     def spmd(f):  # the shard_map program over the seed mesh (not what the library runs)
         mesh = seed_mesh()
         inner = lambda xs, d: jax.lax.map(lambda x: f(x, d), xs)  # noqa: E731
-        return jax.jit(lambda xs, d: jax.shard_map(lambda ys: inner(ys, d), mesh=mesh, in_specs=P(SEED_AXIS),
-                                                   out_specs=P(SEED_AXIS))(xs))
+        return jax.jit(
+            lambda xs, d: jax.shard_map(
+                lambda ys: inner(ys, d), mesh=mesh, in_specs=P(SEED_AXIS), out_specs=P(SEED_AXIS)
+            )(xs)
+        )
 
     rows = {}
     for strategy in strategies:
@@ -79,9 +84,13 @@ def measure(steps: int, strategies: list[str]) -> dict:
         for name, f in [("params", train), ("grads", grads), ("loss", forward)]:
             fn = spmd(f) if strategy == "shard_map" else over_seeds(f, strategy, mesh)
             out = fn(states, data)
-            row[name] = max(float(np.max(np.abs(np.asarray(a)[r] - np.asarray(b))))
-                            for r in range(2)
-                            for a, b in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(alone[name][r])))
+            row[name] = max(
+                float(np.max(np.abs(np.asarray(a)[r] - np.asarray(b))))
+                for r in range(2)
+                for a, b in zip(
+                    jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(alone[name][r])
+                )
+            )
         rows[strategy] = row
     return rows
 
@@ -90,7 +99,9 @@ def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--out", default=str(OUT))
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)  # strategies, JSON out on stdout
+    ap.add_argument(
+        "--child", default=None, help=argparse.SUPPRESS
+    )  # strategies, JSON out on stdout
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.child:
@@ -100,16 +111,29 @@ def main(argv=None) -> dict:
     from mope_jax.train import environment
 
     rows = measure(args.steps, ["map", "sequential", "shard", "vmap", "shard_map"])
-    env = dict(os.environ, XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_cpu_experimental_ynn_fusion_type=",
-               PYTHONPATH=str(ROOT))
-    child = subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--child", "map,vmap"],
-                           capture_output=True, text=True, env=env, check=True)
+    env = dict(
+        os.environ,
+        XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_cpu_experimental_ynn_fusion_type=",
+        PYTHONPATH=str(ROOT),
+    )
+    child = subprocess.run(
+        [sys.executable, __file__, "--steps", str(args.steps), "--child", "map,vmap"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     for k, v in json.loads(child.stdout.strip().splitlines()[-1]).items():
         rows[f"{k}, YNNPACK fusions off"] = v
-    doc = {"renderer": "experiments/sweep_rounding.py:render",
-           "command": "python experiments/sweep_rounding.py " + " ".join(sys.argv[1:] if argv is None else argv),
-           "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "env": environment(),
-           "steps": args.steps, "rows": rows}
+    doc = {
+        "renderer": "experiments/sweep_rounding.py:render",
+        "command": "python experiments/sweep_rounding.py "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "env": environment(),
+        "steps": args.steps,
+        "rows": rows,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "rounding.json"
@@ -119,22 +143,33 @@ def main(argv=None) -> dict:
     return doc
 
 
-LABELS = {"map": "map (library)", "sequential": "sequential (library)", "shard": "shard: one map program per device (library)",
-          "vmap": "vmap (library)", "shard_map": "one shard_map program over the seed mesh (not used)"}
+LABELS = {
+    "map": "map (library)",
+    "sequential": "sequential (library)",
+    "shard": "shard: one map program per device (library)",
+    "vmap": "vmap (library)",
+    "shard_map": "one shard_map program over the seed mesh (not used)",
+}
 
 
 def render(doc: dict, json_path) -> dict[str, str]:
     from mope_jax.analysis.report import rendered_note
 
     env = doc["env"]
-    L = ["# Sweep seeds vs the same seeds trained alone (XLA:CPU)", "",
-         f"Made by `{doc['command']}` on {doc['date']} ({env['processor']}, {env['cpu_count']} CPUs, "
-         f"{env['device_count']} host devices; jax {env['jax']}; commit {env['git_commit']}). "
-         f"{rendered_note(doc, json_path)}", "",
-         f"`smoke` preset, seeds 0 and 1. Largest absolute difference from `run`'s one-seed program: "
-         f"parameters after {doc['steps']} training steps, one step's gradients (no dropout), the forward "
-         "loss. 0 = bitwise equal.", "",
-         "| program | parameters | gradients | loss |", "|---|---:|---:|---:|"]
+    L = [
+        "# Sweep seeds vs the same seeds trained alone (XLA:CPU)",
+        "",
+        f"Made by `{doc['command']}` on {doc['date']} ({env['processor']}, {env['cpu_count']} CPUs, "
+        f"{env['device_count']} host devices; jax {env['jax']}; commit {env['git_commit']}). "
+        f"{rendered_note(doc, json_path)}",
+        "",
+        f"`smoke` preset, seeds 0 and 1. Largest absolute difference from `run`'s one-seed program: "
+        f"parameters after {doc['steps']} training steps, one step's gradients (no dropout), the forward "
+        "loss. 0 = bitwise equal.",
+        "",
+        "| program | parameters | gradients | loss |",
+        "|---|---:|---:|---:|",
+    ]
     for k, v in doc["rows"].items():
         base, _, extra = k.partition(", ")
         label = LABELS.get(base, base) + (f", {extra}" if extra else "")

@@ -77,10 +77,14 @@ class Checkpointer:
         was lost), so that a damaged newest step is tried and reported, never silently ignored."""
         steps = set(self._mngr.all_steps())
         if self.directory.is_dir():
-            steps |= {int(p.name) for p in self.directory.iterdir() if p.is_dir() and p.name.isdigit()}
+            steps |= {
+                int(p.name) for p in self.directory.iterdir() if p.is_dir() and p.name.isdigit()
+            }
         return sorted(steps)
 
-    def save(self, step: int, state: PyTree, meta: dict[str, Any], spectra: dict[str, Any] | None = None) -> None:
+    def save(
+        self, step: int, state: PyTree, meta: dict[str, Any], spectra: dict[str, Any] | None = None
+    ) -> None:
         """Save a step; ``meta`` gets the state's digest. A full disk is one CheckpointError line."""
         meta = {**meta, DIGEST_KEY: state_digest(state)}
         items = dict(state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta))
@@ -134,8 +138,10 @@ class Checkpointer:
             except Exception as e:  # noqa: BLE001  (whatever Orbax raises for damaged files)
                 skipped.append((step, _reason(e)))
                 if log is not None:
-                    log(f"warning: checkpoint step {step} in {self.directory} is unreadable or damaged, skipped "
-                        f"({skipped[-1][1]})")
+                    log(
+                        f"warning: checkpoint step {step} in {self.directory} is unreadable or damaged, skipped "
+                        f"({skipped[-1][1]})"
+                    )
                 continue
             if quarantine and skipped:
                 self._quarantine([s for s, _ in skipped], log)
@@ -143,7 +149,9 @@ class Checkpointer:
         if not skipped:
             raise CheckpointError(f"no checkpoint in {self.directory}")
         detail = "; ".join(f"step {s}: {r}" for s, r in skipped)
-        raise CheckpointError(f"no intact checkpoint in {self.directory} ({detail}); start a new --run-dir")
+        raise CheckpointError(
+            f"no intact checkpoint in {self.directory} ({detail}); start a new --run-dir"
+        )
 
     def _quarantine(self, steps: list[int], log) -> None:
         dest = self.directory.parent / SKIPPED_DIR
@@ -155,8 +163,9 @@ class Checkpointer:
                 log(f"moved the damaged step {s} to {target}")
         self._mngr.reload()
 
-    def restore(self, abstract_state: PyTree, step: int | None = None, *,
-                meta: dict[str, Any] | None = None) -> tuple[PyTree, dict[str, Any]]:
+    def restore(
+        self, abstract_state: PyTree, step: int | None = None, *, meta: dict[str, Any] | None = None
+    ) -> tuple[PyTree, dict[str, Any]]:
         """Restore ``state`` (matching ``abstract_state``: shapes, dtypes, shardings) and meta,
         and check the state against the digest saved in meta (ValueError if it differs)."""
         step = self.latest_step() if step is None else step
@@ -165,20 +174,26 @@ class Checkpointer:
         if meta is None:
             meta = self.read_meta(step)
         abstract = jax.tree_util.tree_map(_as_abstract, abstract_state)
-        state = self._mngr.restore(step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract)))["state"]
+        state = self._mngr.restore(
+            step, args=ocp.args.Composite(state=ocp.args.StandardRestore(abstract))
+        )["state"]
         saved = meta.get(DIGEST_KEY)
         if saved is not None:
             got = state_digest(state)
             if got is not None and got != saved:
-                raise ValueError(f"the restored arrays do not match the digest saved with them "
-                                 f"(sha256 {got[:12]}... != {saved[:12]}...)")
+                raise ValueError(
+                    f"the restored arrays do not match the digest saved with them "
+                    f"(sha256 {got[:12]}... != {saved[:12]}...)"
+                )
         return state, meta
 
     def read_meta(self, step: int | None = None) -> dict[str, Any]:
         step = self.latest_step() if step is None else step
         if step is None:
             raise CheckpointError(f"no checkpoint in {self.directory}")
-        return self._mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+        return self._mngr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))[
+            "meta"
+        ]
 
     def read_spectra(self, step: int | None = None) -> dict[str, np.ndarray]:
         """The named spectral arrays of a step (empty if none were saved)."""

@@ -75,14 +75,29 @@ def _nonempty(text: str) -> str:
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", default="cpu", help="scale preset (mope-jax presets lists them); default: cpu")
-    p.add_argument("--variant", default="learned", help="model variant (positional encoding / attention); default: learned")
-    p.add_argument("--data", default=None, type=_nonempty,
-                   help="'blocks' (built-in synthetic task, default), 'tinyshakespeare' (tensorflow-datasets), "
-                        "or a path to a UTF-8 text file")
-    p.add_argument("--tfds-manual-dir", default=None,
-                   help="folder holding karpathy's input.txt, so tfds builds tiny_shakespeare without a download")
-    p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. train.lr=1e-3")
+    p.add_argument(
+        "--preset", default="cpu", help="scale preset (mope-jax presets lists them); default: cpu"
+    )
+    p.add_argument(
+        "--variant",
+        default="learned",
+        help="model variant (positional encoding / attention); default: learned",
+    )
+    p.add_argument(
+        "--data",
+        default=None,
+        type=_nonempty,
+        help="'blocks' (built-in synthetic task, default), 'tinyshakespeare' (tensorflow-datasets), "
+        "or a path to a UTF-8 text file",
+    )
+    p.add_argument(
+        "--tfds-manual-dir",
+        default=None,
+        help="folder holding karpathy's input.txt, so tfds builds tiny_shakespeare without a download",
+    )
+    p.add_argument(
+        "overrides", nargs="*", metavar="key=value", help="config overrides, e.g. train.lr=1e-3"
+    )
 
 
 def build_config(args: argparse.Namespace):
@@ -118,9 +133,11 @@ def cmd_train(args) -> int:
     if res.interrupted:
         print(f"stopped at step {f['steps']}; run the same command again to resume")
         return EXIT_INTERRUPTED if res.sigterm else EXIT_OK
-    print(f"done: {f['steps']} steps  val loss {_num(f.get('final_val_loss'), '.4f')} nats/token  "
-          f"(best {_num(f.get('best_val_loss'), '.4f')})  {_num(f.get('tokens_per_s'), ',.0f')} tokens/s  "
-          f"{'causal' if f['causality']['declared_causal'] else 'NON-CAUSAL'}")
+    print(
+        f"done: {f['steps']} steps  val loss {_num(f.get('final_val_loss'), '.4f')} nats/token  "
+        f"(best {_num(f.get('best_val_loss'), '.4f')})  {_num(f.get('tokens_per_s'), ',.0f')} tokens/s  "
+        f"{'causal' if f['causality']['declared_causal'] else 'NON-CAUSAL'}"
+    )
     print(f"results: {run_dir / 'final.json'}")
     return 0
 
@@ -138,7 +155,11 @@ def cmd_eval(args) -> int:
         ns = argparse.Namespace(data=args.data, tfds_manual_dir=args.tfds_manual_dir)
         upd = {}
         if ns.data:
-            upd = {"source": ns.data} if ns.data in ("blocks", "tinyshakespeare") else {"source": "text", "path": ns.data}
+            upd = (
+                {"source": ns.data}
+                if ns.data in ("blocks", "tinyshakespeare")
+                else {"source": "text", "path": ns.data}
+            )
         if ns.tfds_manual_dir:
             upd["tfds_manual_dir"] = ns.tfds_manual_dir
         data_cfg = dataclasses.replace(cfg.data, **upd)
@@ -157,12 +178,25 @@ def cmd_sample(args) -> int:
     if args.top_k > cfg.model.vocab_size:
         from mope_jax.errors import UsageError
 
-        raise UsageError(f"--top-k {args.top_k} is larger than the vocabulary ({cfg.model.vocab_size}); "
-                         "use 0 (no cut) or a smaller k")
+        raise UsageError(
+            f"--top-k {args.top_k} is larger than the vocabulary ({cfg.model.vocab_size}); "
+            "use 0 (no cut) or a smaller k"
+        )
     corpus = load_corpus(cfg.data, cfg.model.block_size)
-    prompt = args.prompt if args.prompt is not None else corpus.decode(corpus.val[:1]).strip() or corpus.vocab[0]
-    ids = generate(cfg, state.params, corpus.encode(prompt), args.tokens, jax.random.PRNGKey(args.seed),
-                   temperature=args.temperature, top_k=args.top_k)
+    prompt = (
+        args.prompt
+        if args.prompt is not None
+        else corpus.decode(corpus.val[:1]).strip() or corpus.vocab[0]
+    )
+    ids = generate(
+        cfg,
+        state.params,
+        corpus.encode(prompt),
+        args.tokens,
+        jax.random.PRNGKey(args.seed),
+        temperature=args.temperature,
+        top_k=args.top_k,
+    )
     print(prompt + corpus.separator + corpus.decode(ids))
     return 0
 
@@ -173,7 +207,9 @@ def cmd_sweep(args) -> int:
 
     cfg = build_config(args)
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
-    run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / f"sweep-{cfg.name.replace('/', '-')}"
+    run_dir = (
+        Path(args.run_dir) if args.run_dir else Path("runs") / f"sweep-{cfg.name.replace('/', '-')}"
+    )
     print(f"sweep dir: {run_dir}  (config: {cfg.name}, seeds {seeds}, strategy {args.strategy})")
     grid = {}
     for item in args.grid or []:
@@ -183,9 +219,19 @@ def cmd_sweep(args) -> int:
         try:
             grid[key] = [float(v) for v in values.split(",")]
         except ValueError:
-            raise ConfigError(f"--grid {item!r}: values must be numbers, e.g. train.lr=1e-3,3e-3") from None
-    res = sweep(cfg, seeds, run_dir, grid=grid, strategy=args.strategy, data_parallel=args.data_parallel,
-                progress=not args.no_progress, stop_after=args.stop_after)
+            raise ConfigError(
+                f"--grid {item!r}: values must be numbers, e.g. train.lr=1e-3,3e-3"
+            ) from None
+    res = sweep(
+        cfg,
+        seeds,
+        run_dir,
+        grid=grid,
+        strategy=args.strategy,
+        data_parallel=args.data_parallel,
+        progress=not args.no_progress,
+        stop_after=args.stop_after,
+    )
     if res.interrupted:
         print("stopped; run the same command again to resume")
         return EXIT_INTERRUPTED if res.sigterm else EXIT_OK
@@ -202,15 +248,19 @@ def cmd_report(args) -> int:
 
     if args.regenerate or args.check:
         if args.out or args.baseline:
-            raise UsageError("--regenerate re-renders committed tables from their JSON; --out/--baseline belong "
-                             "to the run-records mode (mope-jax report RUN_DIRS --out F)")
+            raise UsageError(
+                "--regenerate re-renders committed tables from their JSON; --out/--baseline belong "
+                "to the run-records mode (mope-jax report RUN_DIRS --out F)"
+            )
         paths = args.paths or [report.REGENERATE_DEFAULT]
         files = report.render_all(paths)
         drift = report.sync(files, check=args.check)
         shown = " ".join(args.paths or [report.REGENERATE_DEFAULT])
         if args.check:
             for f in drift:
-                print(f"drift: {_rel(f)} differs from what its JSON renders; fix: mope-jax report --regenerate {shown}")
+                print(
+                    f"drift: {_rel(f)} differs from what its JSON renders; fix: mope-jax report --regenerate {shown}"
+                )
             if drift:
                 return 1
             print(f"{len(files)} files up to date")
@@ -220,8 +270,10 @@ def cmd_report(args) -> int:
         print(f"{len(files) - len(drift)} files up to date, {len(drift)} rewritten")
         return 0
     if not args.paths or not args.out:
-        raise UsageError("report needs run folders and --out (mope-jax report RUN_DIRS --out table.md), "
-                         "or --regenerate [PATHS] to re-render committed tables")
+        raise UsageError(
+            "report needs run folders and --out (mope-jax report RUN_DIRS --out table.md), "
+            "or --regenerate [PATHS] to re-render committed tables"
+        )
     out = report.write_report(args.paths, args.out, baseline=args.baseline, title=args.title)
     print(out.read_text())
     return 0
@@ -247,9 +299,11 @@ def cmd_presets(args) -> int:
         m, t = cfg.model, cfg.train
         n = count_params(jax.eval_shape(lambda: init_params(m, jax.random.PRNGKey(0))))
         tokens = t.max_steps * t.batch_size * m.block_size
-        print(f"  {p.name:<12} {n / 1e6:5.2f}M params at vocab {m.vocab_size}; T={m.block_size} E={m.n_embd} "
-              f"{m.n_layer} layers x {m.n_head} heads; {t.max_steps} steps x {t.batch_size} windows = "
-              f"{tokens / 1e6:.1f}M tokens [{p.target}]: {p.description}")
+        print(
+            f"  {p.name:<12} {n / 1e6:5.2f}M params at vocab {m.vocab_size}; T={m.block_size} E={m.n_embd} "
+            f"{m.n_layer} layers x {m.n_head} heads; {t.max_steps} steps x {t.batch_size} windows = "
+            f"{tokens / 1e6:.1f}M tokens [{p.target}]: {p.description}"
+        )
     print("\nmodel variants (--variant):")
     for v in model_variants().values():
         from mope_jax.presets import apply_variant, get_preset
@@ -270,13 +324,17 @@ def cmd_audit(args) -> int:
 
     for slot in args.slot or []:
         if slot not in registry.SLOTS:
-            raise UsageError(f"--slot {slot!r} is not a slot; use one of {', '.join(registry.SLOTS)}")
+            raise UsageError(
+                f"--slot {slot!r} is not a slot; use one of {', '.join(registry.SLOTS)}"
+            )
     rows = audit_registry(seq_len=args.seq_len, slots=tuple(args.slot) if args.slot else None)
     if args.variants:
         rows += audit_model_variants(seq_len=args.seq_len)
     if not rows:  # an empty selection must never read as a pass
-        raise UsageError(f"the selection (--slot {' --slot '.join(args.slot or [])}) matches no variant to audit; "
-                         "every slot's default is audited once, as pos_encoding=learned")
+        raise UsageError(
+            f"the selection (--slot {' --slot '.join(args.slot or [])}) matches no variant to audit; "
+            "every slot's default is audited once, as pos_encoding=learned"
+        )
     print(format_table(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
@@ -296,23 +354,40 @@ def cmd_demo(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="mope-jax", description=__doc__.split("\n\n")[0], epilog=EPILOG,
+        prog="mope-jax",
+        description=__doc__.split("\n\n")[0],
+        epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("train", help="train (or resume) a model", epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "train",
+        help="train (or resume) a model",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_config_args(p)
-    p.add_argument("--run-dir", default=None, type=_nonempty,
-                   help="where checkpoints and metrics go (default: runs/<name>)")
-    p.add_argument("--stop-after", type=_int_at_least(1), default=None, help="stop (and save) after this many steps")
+    p.add_argument(
+        "--run-dir",
+        default=None,
+        type=_nonempty,
+        help="where checkpoints and metrics go (default: runs/<name>)",
+    )
+    p.add_argument(
+        "--stop-after",
+        type=_int_at_least(1),
+        default=None,
+        help="stop (and save) after this many steps",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("eval", help="evaluate a checkpoint on its corpus (or on --data)")
     p.add_argument("--run-dir", required=True, type=_nonempty)
-    p.add_argument("--data", default=None, type=_nonempty, help="another corpus (its vocabulary must match)")
+    p.add_argument(
+        "--data", default=None, type=_nonempty, help="another corpus (its vocabulary must match)"
+    )
     p.add_argument("--tfds-manual-dir", default=None)
     p.add_argument("--batches", type=_int_at_least(1), default=None, help="eval batches per split")
     p.set_defaults(func=cmd_eval)
@@ -331,38 +406,68 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=_int_at_least(1), default=4, help="number of seeds (default 4)")
     p.add_argument("--first-seed", type=_int_at_least(0), default=0)
     p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
-    p.add_argument("--data-parallel", type=_int_at_least(1), default=1, metavar="K",
-                   help="with shard: K devices per seed split every batch (mesh seed x data; default 1)")
-    p.add_argument("--grid", action="append", metavar="train.FIELD=V1,V2",
-                   help="also sweep inside the same program a shape-free train field (lr, weight_decay, "
-                        "grad_clip), the omega*sigma bound (model.mope_bound), or a model field that only "
-                        "sets the initial state (e.g. model.kernel_scale); repeatable")
+    p.add_argument(
+        "--data-parallel",
+        type=_int_at_least(1),
+        default=1,
+        metavar="K",
+        help="with shard: K devices per seed split every batch (mesh seed x data; default 1)",
+    )
+    p.add_argument(
+        "--grid",
+        action="append",
+        metavar="train.FIELD=V1,V2",
+        help="also sweep inside the same program a shape-free train field (lr, weight_decay, "
+        "grad_clip), the omega*sigma bound (model.mope_bound), or a model field that only "
+        "sets the initial state (e.g. model.kernel_scale); repeatable",
+    )
     p.add_argument("--run-dir", default=None, type=_nonempty)
     p.add_argument("--stop-after", type=_int_at_least(1), default=None)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("report", help="markdown table with mean, std, 95%% CI and Welch tests from run records; "
-                                      "--regenerate re-renders the committed tables from their JSON")
-    p.add_argument("paths", nargs="*", help="run or sweep folders (searched for final.json); with --regenerate: "
-                                            "folders or JSON files (default experiments/results)")
-    p.add_argument("--out", default=None, help="markdown file to write (a .png and .json go beside it)")
+    p = sub.add_parser(
+        "report",
+        help="markdown table with mean, std, 95%% CI and Welch tests from run records; "
+        "--regenerate re-renders the committed tables from their JSON",
+    )
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="run or sweep folders (searched for final.json); with --regenerate: "
+        "folders or JSON files (default experiments/results)",
+    )
+    p.add_argument(
+        "--out", default=None, help="markdown file to write (a .png and .json go beside it)"
+    )
     p.add_argument("--baseline", default=None, help="config name to compare every row with")
     p.add_argument("--title", default="Results")
-    p.add_argument("--regenerate", action="store_true",
-                   help="re-render every file made from a results JSON that names a \"renderer\"")
-    p.add_argument("--check", action="store_true",
-                   help="with --regenerate: write nothing; exit 1 listing the files that differ")
+    p.add_argument(
+        "--regenerate",
+        action="store_true",
+        help='re-render every file made from a results JSON that names a "renderer"',
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="with --regenerate: write nothing; exit 1 listing the files that differ",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("presets", help="list scale presets and model variants")
     p.add_argument("--show", default=None, metavar="PRESET", help="print a preset's full config")
     p.set_defaults(func=cmd_presets)
 
-    p = sub.add_parser("audit", help="causality audit of every registered variant (exit 1 if a causal one leaks)")
-    p.add_argument("--seq-len", type=_int_at_least(2), default=32, help="audit sequence length (default 32)")
+    p = sub.add_parser(
+        "audit", help="causality audit of every registered variant (exit 1 if a causal one leaks)"
+    )
+    p.add_argument(
+        "--seq-len", type=_int_at_least(2), default=32, help="audit sequence length (default 32)"
+    )
     p.add_argument("--slot", action="append", default=None, help="only this slot (repeatable)")
-    p.add_argument("--variants", action="store_true", help="also audit the model variants (--variant names)")
+    p.add_argument(
+        "--variants", action="store_true", help="also audit the model variants (--variant names)"
+    )
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     p.set_defaults(func=cmd_audit)
 
@@ -411,11 +516,16 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except MopeError as e:  # bad input or files: one line; anything else is a bug and keeps its traceback
+    except (
+        MopeError
+    ) as e:  # bad input or files: one line; anything else is a bug and keeps its traceback
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("interrupted; run the same command again to resume from the last checkpoint", file=sys.stderr)
+        print(
+            "interrupted; run the same command again to resume from the last checkpoint",
+            file=sys.stderr,
+        )
         return EXIT_KEYBOARD
 
 

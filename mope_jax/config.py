@@ -75,7 +75,9 @@ class ModelConfig:
     # EGA (attn_bias="ega-n*"): number of energy projections whose gates (ega-n) or energies
     # (ega-n-energymix) are mixed.
     ega_n: int = 4
-    ega_conv_len: int = 4  # taps of the one-channel causal energy convolution (attn_bias="ega-conv1*")
+    ega_conv_len: int = (
+        4  # taps of the one-channel causal energy convolution (attn_bias="ega-conv1*")
+    )
     # EGA-M (attn_bias="ega-m*", attention/ega_m.py): init "boundary" (sigma = bound/omega, the
     # paper's) | "off" (2 bound/omega); constraint clamp | penalty | none, as MOPE's; the bound
     # is mope_bound and the penalty weight mope_penalty.
@@ -239,7 +241,9 @@ def _coerce(tp, value: Any, key: str):
         if tp is float:
             return float(value)
     except ValueError:
-        raise ConfigError(f"{key}={value!r} is not a valid {tp.__name__}; give e.g. {key}=1") from None
+        raise ConfigError(
+            f"{key}={value!r} is not a valid {tp.__name__}; give e.g. {key}=1"
+        ) from None
     return value
 
 
@@ -250,7 +254,9 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
     """Return a new Config with ``section.field=value`` (or bare ``field=value``) applied."""
     for item in overrides:
         if "=" not in item:
-            raise ConfigError(f"override {item!r} has no '='; write it as key=value, e.g. train.lr=1e-3")
+            raise ConfigError(
+                f"override {item!r} has no '='; write it as key=value, e.g. train.lr=1e-3"
+            )
         key, value = item.split("=", 1)
         key = key.strip()
         if key == "name":
@@ -259,12 +265,20 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
         if "." in key:
             section, fname = key.split(".", 1)
             if section not in _SECTIONS:
-                raise ConfigError(f"unknown config section {section!r} in {item!r}; use one of {_SECTIONS}")
+                raise ConfigError(
+                    f"unknown config section {section!r} in {item!r}; use one of {_SECTIONS}"
+                )
         else:
             fname = key
-            found = [s for s in _SECTIONS if fname in {f.name for f in dataclasses.fields(getattr(cfg, s))}]
+            found = [
+                s
+                for s in _SECTIONS
+                if fname in {f.name for f in dataclasses.fields(getattr(cfg, s))}
+            ]
             if not found:
-                raise ConfigError(f"unknown config key {key!r}; run `mope-jax presets --show NAME` to list the keys")
+                raise ConfigError(
+                    f"unknown config key {key!r}; run `mope-jax presets --show NAME` to list the keys"
+                )
             section = found[0]
         sub = getattr(cfg, section)
         fields = {f.name for f in dataclasses.fields(sub)}
@@ -286,7 +300,9 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
 # ``traced_field``; outside a training step (evaluation of a loaded run, audit, generation)
 # the config's own value is used.
 TRACED_MODEL_FIELDS = ("mope_bound",)
-_TRACED: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("mope_jax_traced_fields", default={})
+_TRACED: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
+    "mope_jax_traced_fields", default={}
+)
 
 
 @contextlib.contextmanager
@@ -336,27 +352,57 @@ def validate(cfg: Config) -> None:
     m, d, t = cfg.model, cfg.data, cfg.train
     for key in ("vocab_size", "block_size", "n_layer", "n_embd"):
         _need(getattr(m, key) >= 1, f"model.{key}", getattr(m, key), "it must be at least 1")
-    _need(_finite(m.dropout) and 0 <= m.dropout < 1, "model.dropout", m.dropout, "it must be in [0, 1)")
-    _need(_finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive")
+    _need(
+        _finite(m.dropout) and 0 <= m.dropout < 1,
+        "model.dropout",
+        m.dropout,
+        "it must be in [0, 1)",
+    )
+    _need(
+        _finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive"
+    )
     for check in MODEL_CHECKS:  # registered by mope_jax.attention: variant names and options
         check(m)
 
-    _need(_finite(d.train_fraction) and 0 < d.train_fraction < 1, "data.train_fraction", d.train_fraction,
-          "it must be strictly between 0 and 1, e.g. 0.9")
+    _need(
+        _finite(d.train_fraction) and 0 < d.train_fraction < 1,
+        "data.train_fraction",
+        d.train_fraction,
+        "it must be strictly between 0 and 1, e.g. 0.9",
+    )
     _need(d.num_tokens >= 1, "data.num_tokens", d.num_tokens, "it must be at least 1")
 
-    for key in ("batch_size", "max_steps", "eval_interval", "eval_batches", "log_interval",
-                "checkpoint_interval", "keep_checkpoints"):
+    for key in (
+        "batch_size",
+        "max_steps",
+        "eval_interval",
+        "eval_batches",
+        "log_interval",
+        "checkpoint_interval",
+        "keep_checkpoints",
+    ):
         _need(getattr(t, key) >= 1, f"train.{key}", getattr(t, key), "it must be at least 1")
-    _need(_finite(t.lr) and t.lr > 0, "train.lr", t.lr, "it must be a positive number, e.g. train.lr=3e-4")
+    _need(
+        _finite(t.lr) and t.lr > 0,
+        "train.lr",
+        t.lr,
+        "it must be a positive number, e.g. train.lr=3e-4",
+    )
     _need(_finite(t.min_lr) and 0 <= t.min_lr, "train.min_lr", t.min_lr, "it must be >= 0")
     _need(t.warmup_steps >= 0, "train.warmup_steps", t.warmup_steps, "it must be >= 0")
-    _need(_finite(t.grad_clip) and t.grad_clip > 0, "train.grad_clip", t.grad_clip,
-          "it must be a positive global-norm bound, e.g. train.grad_clip=1.0")
-    _need(_finite(t.weight_decay) and t.weight_decay >= 0, "train.weight_decay", t.weight_decay, "it must be >= 0")
+    _need(
+        _finite(t.grad_clip) and t.grad_clip > 0,
+        "train.grad_clip",
+        t.grad_clip,
+        "it must be a positive global-norm bound, e.g. train.grad_clip=1.0",
+    )
+    _need(
+        _finite(t.weight_decay) and t.weight_decay >= 0,
+        "train.weight_decay",
+        t.weight_decay,
+        "it must be >= 0",
+    )
     for key in ("beta1", "beta2"):
         v = getattr(t, key)
         _need(_finite(v) and 0 <= v < 1, f"train.{key}", v, "it must be in [0, 1)")
     _need(t.decay_group in ("all", "2d"), "train.decay_group", t.decay_group, "use 'all' or '2d'")
-
-

@@ -86,7 +86,9 @@ class GPT(nn.Module):
     cfg: ModelConfig
 
     @nn.compact
-    def __call__(self, tokens: Array, *, deterministic: bool = True, embed_offset: Array | None = None) -> Array:
+    def __call__(
+        self, tokens: Array, *, deterministic: bool = True, embed_offset: Array | None = None
+    ) -> Array:
         """embed_offset (B,T,E), optional: added to the token embeddings. The causality audit
         differentiates through it, since tokens themselves are discrete."""
         cfg = self.cfg
@@ -94,7 +96,12 @@ class GPT(nn.Module):
         if t > cfg.block_size:
             raise ConfigError(f"sequence length {t} exceeds block_size {cfg.block_size}")
         positions = jnp.arange(t)
-        wte = nn.Embed(cfg.vocab_size, cfg.n_embd, embedding_init=nn.initializers.normal(cfg.init_std), name="wte")
+        wte = nn.Embed(
+            cfg.vocab_size,
+            cfg.n_embd,
+            embedding_init=nn.initializers.normal(cfg.init_std),
+            name="wte",
+        )
         x = wte(tokens)  # (B,T,E)
         if embed_offset is not None:
             x = x + embed_offset

@@ -95,7 +95,9 @@ def make_run_dir(run_dir: Path) -> None:
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise TrainingError(f"cannot create run dir {run_dir}: {e.strerror or e}; give a writable --run-dir") from None
+        raise TrainingError(
+            f"cannot create run dir {run_dir}: {e.strerror or e}; give a writable --run-dir"
+        ) from None
     if not os.access(run_dir, os.W_OK | os.X_OK):
         raise TrainingError(f"run dir {run_dir} is not writable; give a writable --run-dir")
 
@@ -108,10 +110,14 @@ def environment_errors(run_dir: Path):
         yield
     except OSError as e:
         if is_disk_full(e):
-            raise TrainingError(f"disk full while writing in {run_dir}: free space and run the same command again "
-                                "(the last complete checkpoint is kept)") from None
+            raise TrainingError(
+                f"disk full while writing in {run_dir}: free space and run the same command again "
+                "(the last complete checkpoint is kept)"
+            ) from None
         if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise TrainingError(f"cannot write {e.filename or run_dir}: {e.strerror}; give a writable --run-dir") from None
+            raise TrainingError(
+                f"cannot write {e.filename or run_dir}: {e.strerror}; give a writable --run-dir"
+            ) from None
         raise
 
 
@@ -132,8 +138,10 @@ class RunLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise TrainingError(f"cannot write in run dir {self.path.parent}: {e.strerror or e}; "
-                                "give a writable --run-dir") from None
+            raise TrainingError(
+                f"cannot write in run dir {self.path.parent}: {e.strerror or e}; "
+                "give a writable --run-dir"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
@@ -141,9 +149,13 @@ class RunLock:
             os.close(fd)
             if e.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 who = f" (pid {holder})" if holder else ""
-                raise RunLockedError(f"run dir {self.path.parent} is in use by another process{who}; wait for "
-                                     "it to finish, or give another --run-dir") from None
-            raise TrainingError(f"cannot lock run dir {self.path.parent}: {e.strerror or e}") from None
+                raise RunLockedError(
+                    f"run dir {self.path.parent} is in use by another process{who}; wait for "
+                    "it to finish, or give another --run-dir"
+                ) from None
+            raise TrainingError(
+                f"cannot lock run dir {self.path.parent}: {e.strerror or e}"
+            ) from None
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

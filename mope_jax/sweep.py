@@ -75,9 +75,13 @@ DATA_AXIS = "data"
 
 def choose_strategy(num_seeds: int, strategy: str = "auto", data_parallel: int = 1) -> str:
     if strategy not in STRATEGIES:
-        raise TrainingError(f"unknown sweep strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+        raise TrainingError(
+            f"unknown sweep strategy {strategy!r}; use one of {', '.join(STRATEGIES)}"
+        )
     if data_parallel > 1 and strategy not in ("auto", "shard"):
-        raise TrainingError(f"--data-parallel {data_parallel} needs strategy 'shard' (or auto), not {strategy!r}")
+        raise TrainingError(
+            f"--data-parallel {data_parallel} needs strategy 'shard' (or auto), not {strategy!r}"
+        )
     if strategy != "auto":
         return strategy
     slots = jax.device_count() // data_parallel
@@ -94,23 +98,31 @@ def seed_mesh(data_parallel: int = 1) -> jax.sharding.Mesh:
         raise TrainingError(f"--data-parallel {data_parallel} must divide the device count ({n})")
     if data_parallel == 1:
         return jax.make_mesh((n,), (SEED_AXIS,), axis_types=(jax.sharding.AxisType.Auto,))
-    return jax.make_mesh((n // data_parallel, data_parallel), (SEED_AXIS, DATA_AXIS),
-                         axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    return jax.make_mesh(
+        (n // data_parallel, data_parallel),
+        (SEED_AXIS, DATA_AXIS),
+        axis_types=(jax.sharding.AxisType.Auto,) * 2,
+    )
 
 
-def grid_runs(seeds: Sequence[int], grid: dict[str, Sequence[float]] | None) -> list[tuple[dict[str, float], int]]:
+def grid_runs(
+    seeds: Sequence[int], grid: dict[str, Sequence[float]] | None
+) -> list[tuple[dict[str, float], int]]:
     """Every (grid point, seed) of a sweep: the product of the grid's values, each with every
     seed. Train keys (``train.lr``; the prefix may be left out) must be among ``GRID_FIELDS``;
     model keys (``model.filter_init_bin``) are checked by :func:`check_model_grid`."""
+
     def key(k: str) -> str:
         return k if k.startswith("model.") else k.removeprefix("train.")
 
     grid = {key(k): [float(v) for v in vs] for k, vs in (grid or {}).items()}
     bad = sorted(k for k in grid if not k.startswith("model.") and k not in GRID_FIELDS)
     if bad:
-        raise TrainingError(f"cannot sweep {bad} inside one program; grid keys must be among "
-                            f"{', '.join('train.' + f for f in GRID_FIELDS)} or model fields that only "
-                            f"set the initial state (e.g. model.filter_init_bin)")
+        raise TrainingError(
+            f"cannot sweep {bad} inside one program; grid keys must be among "
+            f"{', '.join('train.' + f for f in GRID_FIELDS)} or model fields that only "
+            f"set the initial state (e.g. model.filter_init_bin)"
+        )
     combos = [dict()]
     for k, vs in grid.items():
         if not vs:
@@ -121,12 +133,18 @@ def grid_runs(seeds: Sequence[int], grid: dict[str, Sequence[float]] | None) -> 
 
 def run_config(cfg: Config, hp: dict[str, float], seed: int) -> Config:
     """The config of one run of a sweep: its seed and grid point (train fields and model fields)."""
-    model = {k.removeprefix("model."): _cast(cfg.model, k.removeprefix("model."), v)
-             for k, v in hp.items() if k.startswith("model.")}
+    model = {
+        k.removeprefix("model."): _cast(cfg.model, k.removeprefix("model."), v)
+        for k, v in hp.items()
+        if k.startswith("model.")
+    }
     train = {k: v for k, v in hp.items() if not k.startswith("model.")}
-    return dataclasses.replace(cfg, name=cfg.name + (f"[{run_label(hp)}]" if hp else ""),
-                               model=dataclasses.replace(cfg.model, **model),
-                               train=dataclasses.replace(cfg.train, seed=seed, **train))
+    return dataclasses.replace(
+        cfg,
+        name=cfg.name + (f"[{run_label(hp)}]" if hp else ""),
+        model=dataclasses.replace(cfg.model, **model),
+        train=dataclasses.replace(cfg.train, seed=seed, **train),
+    )
 
 
 def _cast(model_cfg, field: str, value: float):
@@ -147,6 +165,7 @@ def check_model_grid(cfg: Config, run_cfgs: Sequence[Config], train_data) -> Non
     state: same state shapes and the same lowered training step and evaluation for every grid
     point (a field the step reads, e.g. the omega*sigma bound, is refused with
     the reason; run one sweep per value instead)."""
+
     def signature(c: Config):
         tr = make_train(c)
         state = jax.eval_shape(tr.init, jax.random.PRNGKey(0))
@@ -154,8 +173,12 @@ def check_model_grid(cfg: Config, run_cfgs: Sequence[Config], train_data) -> Non
         # value computed outside its initializer), without source locations
         step = jax.jit(lambda st, d: tr.train_steps(st, d, 1)).lower(state, train_data)
         ev = jax.jit(tr.evaluate).lower(state, train_data, train_data)
-        return (jax.tree_util.tree_structure(state), jax.tree_util.tree_leaves(state),
-                step.as_text(debug_info=False), ev.as_text(debug_info=False))
+        return (
+            jax.tree_util.tree_structure(state),
+            jax.tree_util.tree_leaves(state),
+            step.as_text(debug_info=False),
+            ev.as_text(debug_info=False),
+        )
 
     ref = signature(cfg)
     seen = set()
@@ -165,10 +188,14 @@ def check_model_grid(cfg: Config, run_cfgs: Sequence[Config], train_data) -> Non
         seen.add(c.model)
         sig = signature(c)
         if sig[:2] != ref[:2]:
-            raise TrainingError(f"{c.name}: this grid changes the shapes of the state; run one sweep per value")
+            raise TrainingError(
+                f"{c.name}: this grid changes the shapes of the state; run one sweep per value"
+            )
         if sig[2:] != ref[2:]:
-            raise TrainingError(f"{c.name}: this model field changes the training step, not only the initial "
-                                f"state, so it cannot vary inside one program; run one sweep per value")
+            raise TrainingError(
+                f"{c.name}: this model field changes the training step, not only the initial "
+                f"state, so it cannot vary inside one program; run one sweep per value"
+            )
 
 
 def run_label(hp: dict[str, float]) -> str:
@@ -224,8 +251,12 @@ class _PerDevice:
         rows = np.asarray(mesh.devices).reshape(mesh.shape[SEED_AXIS], -1)
         me = jax.process_index()
         self.slots = [(i, list(row)) for i, row in enumerate(rows) if row[0].process_index == me]
-        self.places = {i: row[0] if len(row) == 1 else
-                       NamedSharding(jax.sharding.Mesh(np.asarray(row), (DATA_AXIS,)), P()) for i, row in self.slots}
+        self.places = {
+            i: row[0]
+            if len(row) == 1
+            else NamedSharding(jax.sharding.Mesh(np.asarray(row), (DATA_AXIS,)), P())
+            for i, row in self.slots
+        }
         self._shared: dict[tuple[int, int], Any] = {}
 
     def _local(self, x, i: int, row: list, per: int):
@@ -235,21 +266,27 @@ class _PerDevice:
             if len(row) == 1:
                 return by_dev[row[0]]
             return jax.make_array_from_single_device_arrays(
-                (per,) + x.shape[1:], self.places[i], [by_dev[d] for d in row])
-        return jax.device_put(np.asarray(x)[i * per:(i + 1) * per], self.places[i])
+                (per,) + x.shape[1:], self.places[i], [by_dev[d] for d in row]
+            )
+        return jax.device_put(np.asarray(x)[i * per : (i + 1) * per], self.places[i])
 
     def _shared_on(self, a, i: int):
         key = (id(a), i)
         if key not in self._shared:
-            self._shared[key] = (a, jax.device_put(a, self.places[i]))  # keep a alive: id() stays unique
+            self._shared[key] = (
+                a,
+                jax.device_put(a, self.places[i]),
+            )  # keep a alive: id() stays unique
         return self._shared[key][1]
 
     def __call__(self, xs, *shared):
         R = jax.tree_util.tree_leaves(xs)[0].shape[0]
         n_slots = self.mesh.shape[SEED_AXIS]
         if R % n_slots:
-            raise TrainingError(f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
-                                f"number of seed slots ({n_slots}); change --seeds or use --strategy map")
+            raise TrainingError(
+                f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
+                f"number of seed slots ({n_slots}); change --seeds or use --strategy map"
+            )
         per = R // n_slots
 
         def one_slot(slot):
@@ -258,17 +295,23 @@ class _PerDevice:
             args = [self._shared_on(a, i) for a in shared]
             if len(row) == 1:
                 return self.mapped(local, *args)
-            with jax.set_mesh(self.places[i].mesh):  # the batch constraint P('data') refers to this row
+            with jax.set_mesh(
+                self.places[i].mesh
+            ):  # the batch constraint P('data') refers to this row
                 return self.mapped(local, *args)
 
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(len(self.slots)) as pool:  # first calls compile one program per slot
+        with ThreadPoolExecutor(
+            len(self.slots)
+        ) as pool:  # first calls compile one program per slot
             outs = list(pool.map(one_slot, self.slots))
 
         def assemble(*leaves):
             arrays = [s.data for leaf in leaves for s in leaf.addressable_shards]
-            return jax.make_array_from_single_device_arrays((R,) + leaves[0].shape[1:], self.sharding, arrays)
+            return jax.make_array_from_single_device_arrays(
+                (R,) + leaves[0].shape[1:], self.sharding, arrays
+            )
 
         return jax.tree_util.tree_map(assemble, *outs)
 
@@ -346,18 +389,45 @@ def sweep(
     strategy = choose_strategy(R, strategy, data_parallel)
     mesh = seed_mesh(data_parallel) if strategy == "shard" else None
     if mesh is not None and R % mesh.shape[SEED_AXIS]:
-        raise TrainingError(f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
-                            f"number of seed slots ({mesh.shape[SEED_AXIS]} = devices / data parallel); "
-                            f"change --seeds or use --strategy map")
+        raise TrainingError(
+            f"strategy 'shard' needs the number of runs ({R}) to be a multiple of the "
+            f"number of seed slots ({mesh.shape[SEED_AXIS]} = devices / data parallel); "
+            f"change --seeds or use --strategy map"
+        )
     run_dir = Path(run_dir)
     make_run_dir(run_dir)
     with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
-        return _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, grid=grid,
-                             data_parallel=data_parallel, progress=progress, stop_after=stop_after, log=log)
+        return _sweep_locked(
+            cfg,
+            corpus,
+            seeds,
+            runs,
+            strategy,
+            mesh,
+            run_dir,
+            grid=grid,
+            data_parallel=data_parallel,
+            progress=progress,
+            stop_after=stop_after,
+            log=log,
+        )
 
 
-def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, data_parallel, progress, stop_after,
-                  log) -> SweepResult:
+def _sweep_locked(
+    cfg,
+    corpus,
+    seeds,
+    runs,
+    strategy,
+    mesh,
+    run_dir,
+    *,
+    grid,
+    data_parallel,
+    progress,
+    stop_after,
+    log,
+) -> SweepResult:
     from mope_jax.checkpoint import Checkpointer
 
     t = cfg.train
@@ -371,7 +441,9 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
         return trainer.init(key)
 
     keys = seed_keys([sd for _, sd in runs])
-    init_all = over_seeds(lambda k: init_one(k), strategy if strategy != "sequential" else "map", mesh)
+    init_all = over_seeds(
+        lambda k: init_one(k), strategy if strategy != "sequential" else "map", mesh
+    )
     steps_cache: dict[int, Callable] = {}
 
     def steps_all(n):
@@ -381,31 +453,48 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
 
     eval_all = over_seeds(trainer.evaluate, strategy, mesh)
     meta = {
-        "config": cfg.to_dict(), "seeds": seeds, "runs": [[hp, sd] for hp, sd in runs], "strategy": strategy,
-        "data_parallel": data_parallel, "vocab": list(corpus.vocab),
-        "corpus": corpus.meta, "causality": causality_record(cfg), "env": environment(),
+        "config": cfg.to_dict(),
+        "seeds": seeds,
+        "runs": [[hp, sd] for hp, sd in runs],
+        "strategy": strategy,
+        "data_parallel": data_parallel,
+        "vocab": list(corpus.vocab),
+        "corpus": corpus.meta,
+        "causality": causality_record(cfg),
+        "env": environment(),
     }
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
     run_cfgs = [run_config(cfg, hp, sd) for hp, sd in runs]
     model_grid = any(k.startswith("model.") for hp, _ in runs for k in hp)
     if model_grid:
         check_model_grid(cfg, run_cfgs, train_data)
-    seed_dirs = [run_dir / run_label(hp) / f"seed{sd}" if hp else run_dir / f"seed{sd}" for hp, sd in runs]
+    seed_dirs = [
+        run_dir / run_label(hp) / f"seed{sd}" if hp else run_dir / f"seed{sd}" for hp, sd in runs
+    ]
     for d in seed_dirs:
         d.mkdir(parents=True, exist_ok=True)
     last_good = None
     if ckpt.latest_step() is not None:
+
         def check(saved_meta):  # before any array is restored
             if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])):
-                raise TrainingError(f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir")
+                raise TrainingError(
+                    f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir"
+                )
             _check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
 
         abstract = jax.eval_shape(over_seeds(init_one, "map"), keys)
         if mesh is not None:
             abstract = jax.tree_util.tree_map(
-                lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))), abstract)
+                lambda a: jax.ShapeDtypeStruct(
+                    a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))
+                ),
+                abstract,
+            )
         try:
-            last_good, states, _ = ckpt.restore_intact(abstract, check_meta=check, log=log, quarantine=_primary())
+            last_good, states, _ = ckpt.restore_intact(
+                abstract, check_meta=check, log=log, quarantine=_primary()
+            )
         except BaseException:
             ckpt.close()
             raise
@@ -422,8 +511,10 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
         else:
             states = init_all(_place(keys, strategy, mesh))
         if grid:
-            hps = {f: jnp.asarray([float(hp.get(f, getattr(t, f))) for hp, _ in runs], jnp.float32)
-                   for f in GRID_FIELDS}
+            hps = {
+                f: jnp.asarray([float(hp.get(f, getattr(t, f))) for hp, _ in runs], jnp.float32)
+                for f in GRID_FIELDS
+            }
             states = states.replace(hparams={**states.hparams, **_place(hps, strategy, mesh)})
         step = 0
         for d in seed_dirs:
@@ -454,8 +545,14 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
             losses = m["loss"]  # (R, n)
             dt = time.perf_counter() - t0
             if not np.all(np.isfinite(losses)):
-                bad = [run_label(hp) + f" seed {sd}" for (hp, sd), ok in zip(runs, np.isfinite(losses).all(1)) if not ok]
-                stop(f"the loss of {', '.join(b.strip() for b in bad)} became non-finite before step {step + n}")
+                bad = [
+                    run_label(hp) + f" seed {sd}"
+                    for (hp, sd), ok in zip(runs, np.isfinite(losses).all(1))
+                    if not ok
+                ]
+                stop(
+                    f"the loss of {', '.join(b.strip() for b in bad)} became non-finite before step {step + n}"
+                )
             if not params_finite(new_states.params):
                 stop(f"a run's parameters became non-finite by step {step + n}")
             states, step = new_states, step + n
@@ -465,12 +562,21 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
                 ev = _to_py(host(eval_all(states, train_data, val_data)))
                 if not np.all(np.isfinite(np.asarray([ev["train"], ev["val"]]))):
                     stop(f"a run's eval loss became non-finite at step {step}")
-            need_states = ev is not None and summary_fn is not None or _is_save_point(step, t, target, sigterm.set)
+            need_states = (
+                ev is not None
+                and summary_fn is not None
+                or _is_save_point(step, t, target, sigterm.set)
+            )
             local = host(states) if need_states and (spectra_fn or summary_fn) else None
             for r, d in enumerate(seed_dirs):
-                rec = {"step": step, "loss": float(losses[r].mean()), "lr": float(m["lr"][r, -1]),
-                       "grad_norm": float(m["grad_norm"][r].mean()),
-                       "tokens_per_s": rates[-1] / R, "seconds": dt}
+                rec = {
+                    "step": step,
+                    "loss": float(losses[r].mean()),
+                    "lr": float(m["lr"][r, -1]),
+                    "grad_norm": float(m["grad_norm"][r].mean()),
+                    "tokens_per_s": rates[-1] / R,
+                    "seconds": dt,
+                }
                 if ev is not None:
                     rec.update(eval_train=ev["train"][r], eval_val=ev["val"][r])
                     if summary_fn is not None:
@@ -490,7 +596,9 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
                 last_good = step
             if sigterm.set:
                 interrupted = True
-                log(f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume")
+                log(
+                    f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume"
+                )
                 break
     if bar is not None:
         bar.close()
@@ -509,15 +617,37 @@ def _sweep_locked(cfg, corpus, seeds, runs, strategy, mesh, run_dir, *, grid, da
         if kept[r] is not None and kept[r].get("steps") == step:  # a finished sweep opened again
             records.append(kept[r])
             continue
-        rec = summarize(d, run_cfg, meta, steady_rate([x / R for x in rates], d),
-                        spectra=per_seed[r] if per_seed else None)
-        rec.update(sweep={"strategy": strategy, "data_parallel": data_parallel, "seeds": seeds, "wall_s": wall, "run_dir": str(run_dir)})
+        rec = summarize(
+            d,
+            run_cfg,
+            meta,
+            steady_rate([x / R for x in rates], d),
+            spectra=per_seed[r] if per_seed else None,
+        )
+        rec.update(
+            sweep={
+                "strategy": strategy,
+                "data_parallel": data_parallel,
+                "seeds": seeds,
+                "wall_s": wall,
+                "run_dir": str(run_dir),
+            }
+        )
         if finished and _primary():
             _record_hook(d / "final.json")
             atomic_write_text(d / "final.json", json.dumps(rec, indent=2) + "\n")
         records.append(rec)
-    return SweepResult(run_dir, cfg, seeds, strategy, states, records, wall, interrupted or step < t.max_steps,
-                       sigterm=interrupted)
+    return SweepResult(
+        run_dir,
+        cfg,
+        seeds,
+        strategy,
+        states,
+        records,
+        wall,
+        interrupted or step < t.max_steps,
+        sigterm=interrupted,
+    )
 
 
 def _steps(trainer, state, train_data, *, n):
@@ -528,27 +658,42 @@ def _seed_state(states, r: int):
     return jax.tree_util.tree_map(lambda x: x[r], states)
 
 
-def load_seed(run_dir: str | Path, seed: int, step: int | None = None, *, hparams: dict[str, float] | None = None):
+def load_seed(
+    run_dir: str | Path,
+    seed: int,
+    step: int | None = None,
+    *,
+    hparams: dict[str, float] | None = None,
+):
     """Restore one run's (config, state) from a sweep checkpoint, on whatever devices exist.
     With a grid, ``hparams`` picks the grid point (e.g. ``{"lr": 1e-3}``)."""
     from mope_jax.checkpoint import Checkpointer
 
-    want = {k if k.startswith("model.") else k.removeprefix("train."): float(v) for k, v in (hparams or {}).items()}
+    want = {
+        k if k.startswith("model.") else k.removeprefix("train."): float(v)
+        for k, v in (hparams or {}).items()
+    }
 
     def abstract_for(meta):  # checked before any array of the step is read
         cfg = Config.from_dict(meta["config"])
         runs = [(hp, sd) for hp, sd in meta["runs"]]
         if not any(sd == seed and hp == want for hp, sd in runs):
-            raise TrainingError(f"no run with seed {seed} and hparams {want} in this sweep; it holds "
-                                f"{[(run_label(hp) or 'default', sd) for hp, sd in runs]}")
+            raise TrainingError(
+                f"no run with seed {seed} and hparams {want} in this sweep; it holds "
+                f"{[(run_label(hp) or 'default', sd) for hp, sd in runs]}"
+            )
         one = jax.eval_shape(make_train(cfg).init, jax.random.PRNGKey(0))
-        return jax.tree_util.tree_map(lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one)
+        return jax.tree_util.tree_map(
+            lambda a: jax.ShapeDtypeStruct((len(runs),) + a.shape, a.dtype), one
+        )
 
     with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
         if step is None:  # the newest intact step (damaged ones are skipped with a warning)
             import sys
 
-            _, states, meta = ckpt.restore_intact(abstract_for, log=lambda m: print(m, file=sys.stderr))
+            _, states, meta = ckpt.restore_intact(
+                abstract_for, log=lambda m: print(m, file=sys.stderr)
+            )
         else:
             meta = ckpt.read_meta(step)
             states, _ = ckpt.restore(abstract_for(meta), step, meta=meta)

@@ -78,8 +78,9 @@ GRID_FIELDS = ("lr", "weight_decay", "grad_clip")
 def initial_hparams(cfg: Config) -> dict[str, Array]:
     """The train state's traced scalars: GRID_FIELDS of the train config and the model's
     TRACED_MODEL_FIELDS (e.g. mope_bound, read by the MOPE clamp during a step)."""
-    return ({f: jnp.asarray(getattr(cfg.train, f), jnp.float32) for f in GRID_FIELDS}
-            | {f: jnp.asarray(getattr(cfg.model, f), jnp.float32) for f in TRACED_MODEL_FIELDS})
+    return {f: jnp.asarray(getattr(cfg.train, f), jnp.float32) for f in GRID_FIELDS} | {
+        f: jnp.asarray(getattr(cfg.model, f), jnp.float32) for f in TRACED_MODEL_FIELDS
+    }
 
 
 def _traced(hparams: dict[str, Array]):
@@ -120,12 +121,17 @@ def unit_schedule(cfg: Config) -> optax.Schedule:
     """The lr schedule divided by train.lr (peak 1); the step multiplies it by hparams["lr"]."""
     t = cfg.train
     return optax.warmup_cosine_decay_schedule(
-        init_value=0.0, peak_value=1.0, warmup_steps=t.warmup_steps,
-        decay_steps=max(t.max_steps, t.warmup_steps + 1), end_value=t.min_lr / t.lr if t.lr else 0.0,
+        init_value=0.0,
+        peak_value=1.0,
+        warmup_steps=t.warmup_steps,
+        decay_steps=max(t.max_steps, t.warmup_steps + 1),
+        end_value=t.min_lr / t.lr if t.lr else 0.0,
     )
 
 
-def make_optimizer(cfg: Config, params: Params, hparams: dict[str, Array] | None = None) -> optax.GradientTransformation:
+def make_optimizer(
+    cfg: Config, params: Params, hparams: dict[str, Array] | None = None
+) -> optax.GradientTransformation:
     """Clip + AdamW. With ``hparams`` (traced scalars from the train state), lr, weight decay and
     the clip norm come from there instead of the config."""
     t = cfg.train
@@ -134,8 +140,13 @@ def make_optimizer(cfg: Config, params: Params, hparams: dict[str, Array] | None
     unit = unit_schedule(cfg)
     return optax.chain(
         optax.clip_by_global_norm(hparams["grad_clip"]),
-        optax.adamw(lambda count: hparams["lr"] * unit(count), b1=t.beta1, b2=t.beta2,
-                    weight_decay=hparams["weight_decay"], mask=decay_mask(cfg, params)),
+        optax.adamw(
+            lambda count: hparams["lr"] * unit(count),
+            b1=t.beta1,
+            b2=t.beta2,
+            weight_decay=hparams["weight_decay"],
+            mask=decay_mask(cfg, params),
+        ),
     )
 
 
@@ -171,8 +182,13 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         init_key, run_key = jax.random.split(key)
         params = init_params(cfg.model, init_key)
         tx = make_optimizer(cfg, params)
-        return TrainState(step=jnp.zeros((), jnp.int32), params=params, opt_state=tx.init(params), key=run_key,
-                          hparams=initial_hparams(cfg))
+        return TrainState(
+            step=jnp.zeros((), jnp.int32),
+            params=params,
+            opt_state=tx.init(params),
+            key=run_key,
+            hparams=initial_hparams(cfg),
+        )
 
     def loss(params: Params, x: Array, y: Array, dropout_key: PRNGKey | None) -> Array:
         """Cross-entropy; in training plus every value a module sowed into ``aux_loss``
@@ -180,9 +196,16 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         if dropout_key is None:
             logits = model.apply({"params": params}, x, deterministic=True)
             return cross_entropy(logits, y)
-        logits, aux = model.apply({"params": params}, x, deterministic=False, rngs={"dropout": dropout_key},
-                                  mutable=["aux_loss"])
-        penalty = sum(jnp.sum(jnp.asarray(v)) for v in jax.tree_util.tree_leaves(aux.get("aux_loss", {})))
+        logits, aux = model.apply(
+            {"params": params},
+            x,
+            deterministic=False,
+            rngs={"dropout": dropout_key},
+            mutable=["aux_loss"],
+        )
+        penalty = sum(
+            jnp.sum(jnp.asarray(v)) for v in jax.tree_util.tree_leaves(aux.get("aux_loss", {}))
+        )
         return cross_entropy(logits, y) + penalty
 
     def one_step(state: TrainState, data: Array) -> tuple[TrainState, dict[str, Array]]:
@@ -196,7 +219,11 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
             value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
-        metrics = {"loss": value, "grad_norm": optax.tree.norm(grads), "lr": state.hparams["lr"] * unit(state.step)}
+        metrics = {
+            "loss": value,
+            "grad_norm": optax.tree.norm(grads),
+            "lr": state.hparams["lr"] * unit(state.step),
+        }
         return state.replace(step=state.step + 1, params=params, opt_state=opt_state), metrics
 
     def train_steps(state: TrainState, data: Array, n_steps: int):
@@ -264,10 +291,17 @@ def environment() -> dict[str, Any]:
 def git_commit() -> str:
     try:
         here = Path(__file__).resolve().parent
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
         if out.returncode == 0:
-            dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                                   capture_output=True, text=True, timeout=5).stdout.strip()
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=here,
+                capture_output=True,
+                text=True,
+                timeout=5,
+            ).stdout.strip()
             return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         pass
@@ -323,7 +357,11 @@ def _to_py(tree):
 def all_finite(tree) -> Array:
     """A bool scalar: every element of every leaf is finite (params, or an eval dict)."""
     leaves = jax.tree_util.tree_leaves(tree)
-    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves])) if leaves else jnp.asarray(True)
+    return (
+        jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+        if leaves
+        else jnp.asarray(True)
+    )
 
 
 _all_finite_jit = jax.jit(all_finite)
@@ -335,8 +373,11 @@ def params_finite(params) -> bool:
 
 
 def non_finite_message(what: str, run_dir: Path, last_good: int | None) -> str:
-    kept = (f"the last good checkpoint (step {last_good}) is kept in {run_dir}" if last_good is not None
-            else f"no checkpoint was saved before it in {run_dir}")
+    kept = (
+        f"the last good checkpoint (step {last_good}) is kept in {run_dir}"
+        if last_good is not None
+        else f"no checkpoint was saved before it in {run_dir}"
+    )
     return f"{what}; {kept}; lower train.lr or train.grad_clip and start a new run_dir"
 
 
@@ -344,7 +385,11 @@ def steady_rate(rates: list[float], run_dir: Path) -> list[float]:
     """This session's chunk rates; none (a finished run opened again): those in metrics.jsonl."""
     if rates:
         return rates
-    return [r["tokens_per_s"] for r in read_jsonl(Path(run_dir) / "metrics.jsonl") if r.get("tokens_per_s")]
+    return [
+        r["tokens_per_s"]
+        for r in read_jsonl(Path(run_dir) / "metrics.jsonl")
+        if r.get("tokens_per_s")
+    ]
 
 
 class _SigtermFlag:
@@ -408,12 +453,21 @@ def run(
     run_dir = Path(run_dir)
     make_run_dir(run_dir)
     with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
-        return _run_locked(cfg, corpus, run_dir, progress=progress, stop_after=stop_after, spectra_fn=spectra_fn,
-                           summary_fn=summary_fn, log=log)
+        return _run_locked(
+            cfg,
+            corpus,
+            run_dir,
+            progress=progress,
+            stop_after=stop_after,
+            spectra_fn=spectra_fn,
+            summary_fn=summary_fn,
+            log=log,
+        )
 
 
-def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_after, spectra_fn, summary_fn,
-                log) -> RunResult:
+def _run_locked(
+    cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_after, spectra_fn, summary_fn, log
+) -> RunResult:
     from mope_jax.checkpoint import Checkpointer
 
     t = cfg.train
@@ -440,8 +494,11 @@ def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_af
     if ckpt.latest_step() is not None:
         try:
             last_good, state, _ = ckpt.restore_intact(
-                abstract, check_meta=lambda saved: _check_resumable(saved, cfg, corpus, run_dir), log=log,
-                quarantine=True)
+                abstract,
+                check_meta=lambda saved: _check_resumable(saved, cfg, corpus, run_dir),
+                log=log,
+                quarantine=True,
+            )
         except BaseException:
             ckpt.close()
             raise
@@ -487,12 +544,20 @@ def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_af
             state, step = new_state, step + n
             rate = n * tokens_per_step / dt
             rates.append(rate)
-            rec = {"step": step, "loss": float(losses.mean()), "lr": float(m["lr"][-1]),
-                   "grad_norm": float(np.asarray(m["grad_norm"]).mean()), "tokens_per_s": rate, "seconds": dt}
+            rec = {
+                "step": step,
+                "loss": float(losses.mean()),
+                "lr": float(m["lr"][-1]),
+                "grad_norm": float(np.asarray(m["grad_norm"]).mean()),
+                "tokens_per_s": rate,
+                "seconds": dt,
+            }
             if step % t.eval_interval == 0 or step == t.max_steps:
                 ev = _to_py(eval_fn(state, train_data, val_data))
                 if not all(np.isfinite(v) for v in ev.values()):
-                    stop(f"the eval loss became non-finite at step {step} (train {ev['train']}, val {ev['val']})")
+                    stop(
+                        f"the eval loss became non-finite at step {step} (train {ev['train']}, val {ev['val']})"
+                    )
                 rec.update(eval_train=ev["train"], eval_val=ev["val"])
                 if summary_fn is not None:
                     rec.update(summary_fn(cfg, state))
@@ -504,24 +569,36 @@ def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_af
                 save(state)
             if sigterm.set:
                 interrupted = True
-                log(f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume")
+                log(
+                    f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume"
+                )
                 break
     if bar is not None:
         bar.close()
     ckpt.close()
     final_path = run_dir / "final.json"
     kept = read_record(final_path) if not rates else None
-    if kept is not None and kept.get("steps") == step:  # a finished run, opened again: keep its record
+    if (
+        kept is not None and kept.get("steps") == step
+    ):  # a finished run, opened again: keep its record
         final = kept
     else:
         if last_spectra is None and spectra_fn is not None and step >= t.max_steps:
-            last_spectra = spectra_fn(cfg, state)  # e.g. killed after the final save, before final.json
+            last_spectra = spectra_fn(
+                cfg, state
+            )  # e.g. killed after the final save, before final.json
         final = summarize(run_dir, cfg, meta, steady_rate(rates, run_dir), spectra=last_spectra)
         if step >= t.max_steps:
             _record_hook(final_path)
             atomic_write_text(final_path, json.dumps(final, indent=2) + "\n")
-    return RunResult(run_dir, cfg, state, final, interrupted=interrupted or step < t.max_steps,
-                     sigterm=interrupted)
+    return RunResult(
+        run_dir,
+        cfg,
+        state,
+        final,
+        interrupted=interrupted or step < t.max_steps,
+        sigterm=interrupted,
+    )
 
 
 def _record_hook(path: Path) -> None:
@@ -531,8 +608,13 @@ def _record_hook(path: Path) -> None:
 SPECTRA_MAX_VALUES = 4096  # larger learned arrays stay in the checkpoint only
 
 
-def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[float],
-              spectra: dict[str, Any] | None = None) -> dict[str, Any]:
+def summarize(
+    run_dir: Path,
+    cfg: Config,
+    meta: dict[str, Any],
+    rates: list[float],
+    spectra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The run's record (``final.json``); ``spectra``: the learned spectra of the final state
     (omega, sigma, filter centres, RoPE energies...), kept when small enough for JSON."""
     recs = read_metrics(run_dir)
@@ -552,19 +634,28 @@ def summarize(run_dir: Path, cfg: Config, meta: dict[str, Any], rates: list[floa
         "causality": meta["causality"],
         "env": meta["env"],
         "config": cfg.to_dict(),
-        "spectra": {k: np.asarray(v).tolist() for k, v in (spectra or {}).items()
-                    if np.asarray(v).size <= SPECTRA_MAX_VALUES},
+        "spectra": {
+            k: np.asarray(v).tolist()
+            for k, v in (spectra or {}).items()
+            if np.asarray(v).size <= SPECTRA_MAX_VALUES
+        },
     }
 
 
-def _check_resumable(saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir: Path, *,
-                     what: str = "a run") -> None:
+def _check_resumable(
+    saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir: Path, *, what: str = "a run"
+) -> None:
     """Before any array is restored: the checkpoint's config, corpus digest and vocabulary are
     this run's (a changed model would otherwise fail deep inside Orbax's structure check)."""
     old = Config.from_dict(saved["config"])
     if old != cfg:
         a, b = old.to_dict(), cfg.to_dict()
-        diff = [f"{s}.{k}: {a[s][k]!r} -> {b[s][k]!r}" for s in ("model", "data", "train") for k in a[s] if a[s][k] != b[s][k]]
+        diff = [
+            f"{s}.{k}: {a[s][k]!r} -> {b[s][k]!r}"
+            for s in ("model", "data", "train")
+            for k in a[s]
+            if a[s][k] != b[s][k]
+        ]
         raise TrainingError(
             f"{run_dir} holds {what} with another config ({'; '.join(diff) or 'name'}); "
             "use a new --run-dir, or the same overrides as before to resume"
@@ -578,21 +669,26 @@ def _check_resumable(saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir
     check_vocab(corpus.vocab, tuple(saved["vocab"]))
 
 
-def load_run(run_dir: str | Path, step: int | None = None) -> tuple[Config, TrainState, dict[str, Any]]:
+def load_run(
+    run_dir: str | Path, step: int | None = None
+) -> tuple[Config, TrainState, dict[str, Any]]:
     """Restore (config, state, meta) from a run directory's checkpoint."""
     from mope_jax.checkpoint import Checkpointer
 
     path = Path(run_dir) / "checkpoints"
     if not path.is_dir() or not any(p.name.isdigit() for p in path.iterdir()):
-        raise CheckpointError(f"{run_dir} has no checkpoints; train first: mope-jax train --run-dir {run_dir}")
+        raise CheckpointError(
+            f"{run_dir} has no checkpoints; train first: mope-jax train --run-dir {run_dir}"
+        )
     with Checkpointer(path, read_only=True) as ckpt:
         if step is not None:
             meta = ckpt.read_meta(step)
             cfg = Config.from_dict(meta["config"])
             state, meta = ckpt.restore(_abstract_state(cfg), step, meta=meta)
             return cfg, state, meta
-        _, state, meta = ckpt.restore_intact(lambda meta: _abstract_state(Config.from_dict(meta["config"])),
-                                             log=_warn)
+        _, state, meta = ckpt.restore_intact(
+            lambda meta: _abstract_state(Config.from_dict(meta["config"])), log=_warn
+        )
     return Config.from_dict(meta["config"]), state, meta
 
 
@@ -606,7 +702,9 @@ def _warn(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def evaluate_run(run_dir: str | Path, cfg_data=None, *, batches: int | None = None) -> dict[str, float]:
+def evaluate_run(
+    run_dir: str | Path, cfg_data=None, *, batches: int | None = None
+) -> dict[str, float]:
     """Evaluate a checkpoint on its own corpus (or ``cfg_data``, checked against its vocab)."""
     cfg, state, meta = load_run(run_dir)
     if cfg_data is not None:
@@ -615,12 +713,20 @@ def evaluate_run(run_dir: str | Path, cfg_data=None, *, batches: int | None = No
         cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, eval_batches=batches))
     corpus = load_corpus(cfg.data, cfg.model.block_size)
     check_vocab(corpus.vocab, tuple(meta["vocab"]))
-    ev = jax.jit(make_train(cfg).evaluate)(state, jnp.asarray(corpus.train), jnp.asarray(corpus.val))
+    ev = jax.jit(make_train(cfg).evaluate)(
+        state, jnp.asarray(corpus.train), jnp.asarray(corpus.val)
+    )
     return {k: float(v) for k, v in ev.items()} | {"step": int(state.step)}
 
 
 def generate(
-    cfg: Config, params: Params, prompt: np.ndarray, num_tokens: int, key: PRNGKey, *, temperature: float = 1.0,
+    cfg: Config,
+    params: Params,
+    prompt: np.ndarray,
+    num_tokens: int,
+    key: PRNGKey,
+    *,
+    temperature: float = 1.0,
     top_k: int = 0,
 ) -> np.ndarray:
     """Sample ``num_tokens`` after ``prompt`` (1-D int array). Uses a fixed (1, T) window so it
@@ -638,7 +744,9 @@ def generate(
         start = jnp.maximum(pos - T, 0)
         window = jax.lax.dynamic_slice(buf, (start,), (T,))[None]
         logits = model.apply({"params": params}, window, deterministic=True)[0]  # (T,V)
-        last = jax.lax.dynamic_index_in_dim(logits, pos - 1 - start, keepdims=False) / jnp.maximum(temperature, 1e-6)
+        last = jax.lax.dynamic_index_in_dim(logits, pos - 1 - start, keepdims=False) / jnp.maximum(
+            temperature, 1e-6
+        )
         if top_k:
             kth = jax.lax.top_k(last, top_k)[0][-1]
             last = jnp.where(last < kth, -jnp.inf, last)
@@ -648,7 +756,7 @@ def generate(
     buf = jnp.asarray(buf)
     for i, pos in enumerate(range(len(prompt), total)):
         buf = step(buf, pos, jax.random.fold_in(key, i))
-    return np.asarray(buf[len(prompt): total])
+    return np.asarray(buf[len(prompt) : total])
 
 
 def _default_hook(name: str):

@@ -8,7 +8,9 @@ from pathlib import Path
 # Two CPU devices, so sharded code paths (seed sweeps over a mesh) are exercised; must be
 # set before jax initialises its backends.
 if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+    ).strip()
 
 import jax  # noqa: E402
 import pytest

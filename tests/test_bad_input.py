@@ -28,11 +28,14 @@ def places(tmp_path_factory):
     (root / "corrupt" / "seed0").mkdir(parents=True)
     (root / "corrupt" / "seed0" / "final.json").write_text('{"name": "x", "seed": 0, "final_val')
     (root / "not_record" / "seed0").mkdir(parents=True)
-    (root / "not_record" / "seed0" / "final.json").write_text('[1, 2]')
+    (root / "not_record" / "seed0" / "final.json").write_text("[1, 2]")
     (root / "no_records").mkdir()
     (root / "locked").mkdir()
-    return {p.name: str(p) for p in root.iterdir()} | {"root": str(root), "missing": str(root / "nope"),
-                                                         "under_file": str(root / "a_file" / "run")}
+    return {p.name: str(p) for p in root.iterdir()} | {
+        "root": str(root),
+        "missing": str(root / "nope"),
+        "under_file": str(root / "a_file" / "run"),
+    }
 
 
 # (argv with {placeholders}, a fragment the one line must contain: the key, the fix)
@@ -93,13 +96,22 @@ CASES = [
     (SWEEP + ["--stop-after", "-3"], "--stop-after"),
     (SWEEP + ["--strategy", "pmapp", "--run-dir", "{missing}"], "unknown sweep strategy"),
     (SWEEP + ["--grid", "train.lr=abc", "--run-dir", "{missing}"], "values must be numbers"),
-    (SWEEP + ["--grid", "train.lr=-1,1e-3", "--run-dir", "{missing}", "--strategy", "map"], "train.lr=-1.0 is invalid"),
+    (
+        SWEEP + ["--grid", "train.lr=-1,1e-3", "--run-dir", "{missing}", "--strategy", "map"],
+        "train.lr=-1.0 is invalid",
+    ),
     (SWEEP + ["--grid", "train.batch_size=4,8", "--run-dir", "{missing}"], "cannot sweep"),
     (SWEEP + ["--run-dir", "{a_file}"], "is a file, not a folder"),
     # report
     (["report", "{missing}", "--out", "{root}/t.md"], "no such file or folder"),
-    (["report", "{corrupt}", "--out", "{root}/t.md"], "corrupt/seed0/final.json: not a readable run record"),
-    (["report", "{not_record}", "--out", "{root}/t.md"], "not_record/seed0/final.json: not a run record"),
+    (
+        ["report", "{corrupt}", "--out", "{root}/t.md"],
+        "corrupt/seed0/final.json: not a readable run record",
+    ),
+    (
+        ["report", "{not_record}", "--out", "{root}/t.md"],
+        "not_record/seed0/final.json: not a run record",
+    ),
     (["report", "{no_records}", "--out", "{root}/t.md"], "no final.json records"),
     (["report", "{no_records}"], "needs run folders and --out"),
     (["report", "--regenerate", "--out", "{root}/t.md"], "--regenerate re-renders"),
@@ -137,17 +149,29 @@ def test_the_table_is_wide():
     assert len(CASES) >= 40 and commands >= {"train", "eval", "sample", "sweep", "report", "audit"}
 
 
-@pytest.mark.parametrize("argv,fragment", [
-    (TRAIN + ["train.lr=-1"], "train.lr"),
-    (["audit", "--slot", "nosuch"], "not a slot"),
-    (["sample", "--run-dir", "x", "--temperature", "nan"], "--temperature"),
-])
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (TRAIN + ["train.lr=-1"], "train.lr"),
+        (["audit", "--slot", "nosuch"], "not a slot"),
+        (["sample", "--run-dir", "x", "--temperature", "nan"], "--temperature"),
+    ],
+)
 def test_real_process_exit_status_is_2(argv, fragment):
-    proc = subprocess.run([sys.executable, "-m", "mope_jax", *argv], capture_output=True, text=True,
-                          env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mope_jax", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=120,
+    )
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], \
-        proc.stderr
+    assert (
+        proc.returncode == 2
+        and len(lines) == 1
+        and lines[0].startswith("error: ")
+        and fragment in lines[0]
+    ), proc.stderr
 
 
 def test_an_internal_bug_keeps_its_traceback(monkeypatch):

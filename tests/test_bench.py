@@ -14,15 +14,27 @@ def test_flop_count_matches_the_model_weight_matrices():
     """12 E^2 L in the FLOP formula is the number of weights in the blocks' kernels."""
     cfg = ModelConfig(vocab_size=13, block_size=8, n_layer=3, n_head=2, n_embd=16)
     params = init_params(cfg, jax.random.PRNGKey(0))
-    kernels = sum(p.size for path, p in jax.tree_util.tree_leaves_with_path(params)
-                  if "kernel" in jax.tree_util.keystr(path) and "h_" in jax.tree_util.keystr(path))
+    kernels = sum(
+        p.size
+        for path, p in jax.tree_util.tree_leaves_with_path(params)
+        if "kernel" in jax.tree_util.keystr(path) and "h_" in jax.tree_util.keystr(path)
+    )
     wte = params["wte"]["embedding"].size
     fwd = 2 * kernels + 2 * wte + 4 * cfg.block_size * cfg.n_embd * cfg.n_layer
-    assert measure.train_flops_per_token(cfg.n_layer, cfg.n_embd, cfg.block_size, cfg.vocab_size) == 3 * fwd
+    assert (
+        measure.train_flops_per_token(cfg.n_layer, cfg.n_embd, cfg.block_size, cfg.vocab_size)
+        == 3 * fwd
+    )
 
 
-TINY = ["model.n_layer=1", "model.n_embd=16", "model.n_head=2", "model.block_size=16", "train.batch_size=4",
-        "model.vocab_size=11"]
+TINY = [
+    "model.n_layer=1",
+    "model.n_embd=16",
+    "model.n_head=2",
+    "model.block_size=16",
+    "train.batch_size=4",
+    "model.vocab_size=11",
+]
 
 
 @pytest.mark.parametrize("devices", [2])
@@ -39,18 +51,37 @@ def test_summary_arithmetic_and_report():
     fpt = measure.train_flops_per_token(6, 256, 256, 65)
     recs = {
         "peak": {"result": {"gflops": 100.0}},
-        "jax/1dev": {"result": {"tokens_per_s": 1000.0, "step_s": 4.0, "flops_per_token": fpt, "compile_s": 1.0}},
+        "jax/1dev": {
+            "result": {
+                "tokens_per_s": 1000.0,
+                "step_s": 4.0,
+                "flops_per_token": fpt,
+                "compile_s": 1.0,
+            }
+        },
         "jax/dp2": {"result": {"tokens_per_s": 2000.0, "step_s": 2.0, "flops_per_token": fpt}},
         "jax/1dev/causal-gauss/fft": {"result": {"tokens_per_s": 800.0, "step_s": 5.0}},
         "torch": {"result": {"tokens_per_s": 4000.0, "step_s": 1.0}},
-        "sweep/1dev": {"result": {"overrides": [], "max_steps": 10, "results": {
-            "run/R=1": {"seeds_per_hour": 10.0}, "map/R=4": {"seeds_per_hour": 16.0}}}},
+        "sweep/1dev": {
+            "result": {
+                "overrides": [],
+                "max_steps": 10,
+                "results": {
+                    "run/R=1": {"seeds_per_hour": 10.0},
+                    "map/R=4": {"seeds_per_hour": 16.0},
+                },
+            }
+        },
         "cfg/nanogpt-char/jax": {"result": {"tokens_per_s": 900.0, "step_s": 1.0}},
         "cfg/nanogpt-char/jax-bf16": {"result": {"tokens_per_s": 1800.0, "step_s": 0.5}},
         "cfg/nanogpt-char/torch": {"result": {"tokens_per_s": 1000.0, "step_s": 1.0}},
         "cfg/nanogpt-char/torch/1t": {"result": {"tokens_per_s": 600.0, "step_s": 1.0}},
-        "variant/learned": {"result": {"causal": True, "tokens_per_s": 10.0, "compile_s": 1.0, "xla_temp_mb": 1.0}},
-        "variant/fnet": {"result": {"causal": False, "tokens_per_s": 20.0, "compile_s": 1.0, "xla_temp_mb": 1.0}},
+        "variant/learned": {
+            "result": {"causal": True, "tokens_per_s": 10.0, "compile_s": 1.0, "xla_temp_mb": 1.0}
+        },
+        "variant/fnet": {
+            "result": {"causal": False, "tokens_per_s": 20.0, "compile_s": 1.0, "xla_temp_mb": 1.0}
+        },
     }
     s = run.summarize(recs)
     assert s["reference"]["jax/dp2"]["vs_torch"] == 0.5
@@ -62,14 +93,29 @@ def test_summary_arithmetic_and_report():
     # the sizes we train: the ratio is to the faster PyTorch thread setting; reference-b16 reuses
     # the reference rows; a config without records has no target
     small = s["configs"]["nanogpt-char"]
-    assert small["torch_best"] == 1000.0 and small["jax_vs_torch"] == 0.9 and small["bf16_vs_f32"] == 2.0
+    assert (
+        small["torch_best"] == 1000.0
+        and small["jax_vs_torch"] == 0.9
+        and small["bf16_vs_f32"] == 2.0
+    )
     assert t["f32_vs_torch>=1.0 @nanogpt-char"] == {"value": 0.9, "met": False}
     assert t["f32_vs_torch>=1.0 @reference-b16"] == {"value": 0.25, "met": False}
     assert "f32_vs_torch>=1.0 @mid" not in t
-    doc = {"size": "test", "command": "x", "date": "d", "load_before": [0, 0, 0], "load_after": [0, 0, 0],
-           "wall_s": 1.0, "env": {k: "?" for k in ("processor", "cpu_count", "platform", "jax", "flax", "python",
-                                                   "git_commit")},
-           "sizes": {"var_overrides": []}, "records": recs, "summary": s}
+    doc = {
+        "size": "test",
+        "command": "x",
+        "date": "d",
+        "load_before": [0, 0, 0],
+        "load_after": [0, 0, 0],
+        "wall_s": 1.0,
+        "env": {
+            k: "?"
+            for k in ("processor", "cpu_count", "platform", "jax", "flax", "python", "git_commit")
+        },
+        "sizes": {"var_overrides": []},
+        "records": recs,
+        "summary": s,
+    }
     md = run.markdown(doc)
     assert "| fnet | **NON-CAUSAL** |" in md and "| learned | yes |" in md
     assert "**no**" in md  # the missed target is shown as missed
@@ -89,19 +135,34 @@ def test_seed_sweep_benchmark_end_to_end(tmp_path):
 
     from experiments.bench import sweeps
 
-    doc = sweeps.main(["--seeds", "2", "--steps", "1", "--reps", "1", "--preset", "smoke", "--out", str(tmp_path)])
+    doc = sweeps.main(
+        ["--seeds", "2", "--steps", "1", "--reps", "1", "--preset", "smoke", "--out", str(tmp_path)]
+    )
     assert not [k for k, r in doc["records"].items() if r.get("error")]
     table, refs = sweeps.rows(json.loads((tmp_path / "sweeps.json").read_text()))
-    assert set(table) == {"run/R=1", "map/R=2", "vmap/R=2", "sequential/R=2", "run/R=1 (under the 2-device flag)",
-                          "shard/R=2 (2 host devices)"}
-    assert table["run/R=1"]["vs_sequential"] == 1.0 and all(v["seeds_per_hour"] > 0 for v in table.values())
-    assert refs["2 x one seed on one core (ideal split of 2 cores)"]["seeds_per_hour"] == \
-        2 * refs["one seed on one core"]["seeds_per_hour"]
+    assert set(table) == {
+        "run/R=1",
+        "map/R=2",
+        "vmap/R=2",
+        "sequential/R=2",
+        "run/R=1 (under the 2-device flag)",
+        "shard/R=2 (2 host devices)",
+    }
+    assert table["run/R=1"]["vs_sequential"] == 1.0 and all(
+        v["seeds_per_hour"] > 0 for v in table.values()
+    )
+    assert (
+        refs["2 x one seed on one core (ideal split of 2 cores)"]["seeds_per_hour"]
+        == 2 * refs["one seed on one core"]["seeds_per_hour"]
+    )
     assert "two one-core workers at the same time (measured)" in refs
     md = (tmp_path / "sweeps.md").read_text()
-    assert "| shard/R=2 (2 host devices) |" in md and "Target (R = 4" not in md  # no R=4 row at this size
-    assert sweeps.render(json.loads((tmp_path / "sweeps.json").read_text()), tmp_path / "sweeps.json") == \
-        {"sweeps.md": md}
+    assert (
+        "| shard/R=2 (2 host devices) |" in md and "Target (R = 4" not in md
+    )  # no R=4 row at this size
+    assert sweeps.render(
+        json.loads((tmp_path / "sweeps.json").read_text()), tmp_path / "sweeps.json"
+    ) == {"sweeps.md": md}
 
 
 def test_layout_task_two_d_dense_keeps_the_bits_and_copies_less():

@@ -97,16 +97,31 @@ def test_every_registered_variant_matches_its_declaration():
     bad = [r for r in rows if r["status"] != "ok"]
     assert not bad, table
     names = {(r["slot"], r["variant"]) for r in rows}
-    for expected in [("qk_filter", "fourier"), ("qk_filter", "causal-gauss"), ("mixer", "fnet"),
-                     ("qk_filter", "circular-gauss"), ("qk_position", "morlet-xcorr")]:
+    for expected in [
+        ("qk_filter", "fourier"),
+        ("qk_filter", "causal-gauss"),
+        ("mixer", "fnet"),
+        ("qk_filter", "circular-gauss"),
+        ("qk_position", "morlet-xcorr"),
+    ]:
         assert expected in names
     assert any(not r["declared_causal"] for r in rows) and any(r["declared_causal"] for r in rows)
 
 
 @pytest.mark.parametrize("impl", ["fft", "toeplitz", "direct"])
 def test_causal_kernel_model_passes_with_every_conv_impl(impl):
-    cfg = ModelConfig(block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=11, init_std=0.2,
-                      qk_filter="causal-morlet", conv_impl=impl, kernel_scale=3.0)
+    cfg = ModelConfig(
+        block_size=16,
+        n_layer=1,
+        n_head=2,
+        n_embd=16,
+        dropout=0.0,
+        vocab_size=11,
+        init_std=0.2,
+        qk_filter="causal-morlet",
+        conv_impl=impl,
+        kernel_scale=3.0,
+    )
     res = audit_model(cfg, init_params(cfg, jax.random.PRNGKey(0)))
     assert res.causal, res
     if impl != "fft":
@@ -128,7 +143,9 @@ def test_training_refuses_noncausal_variant_without_allow():
         cfg = apply_variant(get_preset("smoke"), name)
         with pytest.raises(TrainingError, match="allow_noncausal"):
             check_causal(cfg)
-        allowed = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, allow_noncausal=True))
+        allowed = dataclasses.replace(
+            cfg, train=dataclasses.replace(cfg.train, allow_noncausal=True)
+        )
         check_causal(allowed)  # no error
     check_causal(apply_variant(get_preset("smoke"), "causal-gauss"))
 
@@ -157,8 +174,9 @@ def test_influence_matrix_is_lower_triangular_for_causal_conv():
     from mope_jax.analysis.causality import influence_jacobian
 
     h = jnp.asarray([[0.5, 0.3, 0.2]])
-    infl = influence_jacobian(lambda x: sp.causal_conv_toeplitz(x[None, :, None, :], h)[0, :, 0, :],
-                              jnp.ones((6, 2)))
+    infl = influence_jacobian(
+        lambda x: sp.causal_conv_toeplitz(x[None, :, None, :], h)[0, :, 0, :], jnp.ones((6, 2))
+    )
     np.testing.assert_array_equal(np.triu(infl, 1), 0.0)
     np.testing.assert_allclose(np.diag(infl), 0.5)
     np.testing.assert_allclose(np.diag(infl, -2), 0.2)
@@ -166,10 +184,26 @@ def test_influence_matrix_is_lower_triangular_for_causal_conv():
 
 # Issue 12 (paper C as the authors compute it): every new or changed variant, audited through
 # the Jacobian of a whole small model. The bilateral ones must leak, the causal ones must not.
-PAPER_C_VARIANTS = ["fourier-qk", "multifourier-qk", "random-qk", "fixed-bin-dc", "fixed-bin-1", "fixed-bin-4",
-                    "fixed-bin-16", "fixed-bin-64", "fixed-bin-nyquist", "fixed-bin-learned", "mexhat-window-qk",
-                    "mexhat-k4-qk", "causal-morlet", "causal-morlet-a2", "causal-morlet-a32", "causal-morlet-l1",
-                    "causal-freq-qk", "seedc-collapse-qk"]
+PAPER_C_VARIANTS = [
+    "fourier-qk",
+    "multifourier-qk",
+    "random-qk",
+    "fixed-bin-dc",
+    "fixed-bin-1",
+    "fixed-bin-4",
+    "fixed-bin-16",
+    "fixed-bin-64",
+    "fixed-bin-nyquist",
+    "fixed-bin-learned",
+    "mexhat-window-qk",
+    "mexhat-k4-qk",
+    "causal-morlet",
+    "causal-morlet-a2",
+    "causal-morlet-a32",
+    "causal-morlet-l1",
+    "causal-freq-qk",
+    "seedc-collapse-qk",
+]
 
 
 @pytest.mark.parametrize("name", PAPER_C_VARIANTS)

@@ -16,8 +16,13 @@ ENV = {**os.environ, "JAX_PLATFORMS": "cpu"}
 
 
 def cli(*args, check=True, timeout=300):
-    proc = subprocess.run([sys.executable, "-m", "mope_jax", *args], capture_output=True, text=True, env=ENV,
-                          timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mope_jax", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=timeout,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -53,8 +58,13 @@ def uninterrupted(tmp_path_factory):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_run_resumes_to_the_same_numbers(tmp_path, uninterrupted, sig):
     run_dir = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "mope_jax", *TRAIN, "--run-dir", str(run_dir)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mope_jax", *TRAIN, "--run-dir", str(run_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     wait_for_checkpoint(run_dir, proc)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
@@ -73,8 +83,12 @@ def test_killed_run_resumes_to_the_same_numbers(tmp_path, uninterrupted, sig):
 
 def test_eval_and_sample(uninterrupted):
     ev = json.loads(cli("eval", "--run-dir", str(uninterrupted)).stdout.strip().splitlines()[-1])
-    assert ev["step"] == 40 and ev["val"] == pytest.approx(final(uninterrupted)["final_val_loss"], rel=1e-6)
-    out = cli("sample", "--run-dir", str(uninterrupted), "--prompt", "0 3 5", "--tokens", "12").stdout
+    assert ev["step"] == 40 and ev["val"] == pytest.approx(
+        final(uninterrupted)["final_val_loss"], rel=1e-6
+    )
+    out = cli(
+        "sample", "--run-dir", str(uninterrupted), "--prompt", "0 3 5", "--tokens", "12"
+    ).stdout
     assert out.startswith("0 3 5") and len(out.split()) >= 3 + 12
 
 
@@ -91,17 +105,30 @@ def one_error_line(proc) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("args,fix", [
-    (["--data", "/no/such/file.txt"], "does not exist"),
-    (["--preset", "nosuch"], "mope-jax presets"),
-    (["--variant", "nosuch"], "mope-jax presets"),
-    (["train.lr=abc"], "train.lr=1"),
-    (["train.nosuch=1"], "valid keys"),
-    (["lr"], "key=value"),
-])
+@pytest.mark.parametrize(
+    "args,fix",
+    [
+        (["--data", "/no/such/file.txt"], "does not exist"),
+        (["--preset", "nosuch"], "mope-jax presets"),
+        (["--variant", "nosuch"], "mope-jax presets"),
+        (["train.lr=abc"], "train.lr=1"),
+        (["train.nosuch=1"], "valid keys"),
+        (["lr"], "key=value"),
+    ],
+)
 def test_bad_input_one_line_nonzero(args, fix):
-    line = one_error_line(cli("train", "--preset", "smoke", "--no-progress", "--run-dir", "/tmp/never", *args,
-                              check=False))
+    line = one_error_line(
+        cli(
+            "train",
+            "--preset",
+            "smoke",
+            "--no-progress",
+            "--run-dir",
+            "/tmp/never",
+            *args,
+            check=False,
+        )
+    )
     assert fix in line
 
 
@@ -113,14 +140,39 @@ def test_bad_files_one_line_nonzero(tmp_path, uninterrupted):
     short = tmp_path / "short.txt"
     short.write_text("to be or not")
     for path, fix in [(empty, "empty"), (binary, "UTF-8"), (short, "block_size")]:
-        one_error_line(cli("train", "--preset", "smoke", "--data", str(path), "--run-dir", str(tmp_path / "x"),
-                           check=False))
-        assert fix.lower() in one_error_line(cli("train", "--preset", "smoke", "--data", str(path), "--run-dir",
-                                                 str(tmp_path / "x"), check=False)).lower()
+        one_error_line(
+            cli(
+                "train",
+                "--preset",
+                "smoke",
+                "--data",
+                str(path),
+                "--run-dir",
+                str(tmp_path / "x"),
+                check=False,
+            )
+        )
+        assert (
+            fix.lower()
+            in one_error_line(
+                cli(
+                    "train",
+                    "--preset",
+                    "smoke",
+                    "--data",
+                    str(path),
+                    "--run-dir",
+                    str(tmp_path / "x"),
+                    check=False,
+                )
+            ).lower()
+        )
     # a corpus whose vocabulary differs from the checkpoint's
     text = tmp_path / "t.txt"
     text.write_text("abcdefgh" * 200)
-    line = one_error_line(cli("eval", "--run-dir", str(uninterrupted), "--data", str(text), check=False))
+    line = one_error_line(
+        cli("eval", "--run-dir", str(uninterrupted), "--data", str(text), check=False)
+    )
     assert "vocabulary" in line
 
 
@@ -136,16 +188,55 @@ def test_sweep_four_seeds_then_report(tmp_path):
     # the "done when": mope-jax sweep --preset ... --seeds 4, then the report of its records
     env_xla = {**ENV, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
     run_dir = tmp_path / "sweep"
-    proc = subprocess.run([sys.executable, "-m", "mope_jax", "sweep", "--preset", "smoke", "--seeds", "4",
-                           "--run-dir", str(run_dir), "--no-progress", "train.max_steps=10"],
-                          capture_output=True, text=True, env=env_xla, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mope_jax",
+            "sweep",
+            "--preset",
+            "smoke",
+            "--seeds",
+            "4",
+            "--run-dir",
+            str(run_dir),
+            "--no-progress",
+            "train.max_steps=10",
+        ],
+        capture_output=True,
+        text=True,
+        env=env_xla,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "with strategy shard" in proc.stdout  # auto on 2 devices, 4 seeds
     recs = [json.loads((run_dir / f"seed{s}" / "final.json").read_text()) for s in range(4)]
-    assert [r["seed"] for r in recs] == [0, 1, 2, 3] and len({r["final_val_loss"] for r in recs}) == 4
+    assert [r["seed"] for r in recs] == [0, 1, 2, 3] and len(
+        {r["final_val_loss"] for r in recs}
+    ) == 4
     out = cli("report", str(run_dir), "--out", str(tmp_path / "table.md"))
     assert "| smoke/learned | 4 |" in out.stdout and (tmp_path / "table.json").exists()
-    bad = subprocess.run([sys.executable, "-m", "mope_jax", "sweep", "--preset", "smoke", "--seeds", "2",
-                          "--data-parallel", "3", "--run-dir", str(tmp_path / "bad"), "--no-progress"],
-                         capture_output=True, text=True, env=env_xla, timeout=120)
-    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("error: --data-parallel 3")
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mope_jax",
+            "sweep",
+            "--preset",
+            "smoke",
+            "--seeds",
+            "2",
+            "--data-parallel",
+            "3",
+            "--run-dir",
+            str(tmp_path / "bad"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=env_xla,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith(
+        "error: --data-parallel 3"
+    )

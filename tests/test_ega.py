@@ -24,22 +24,32 @@ def small_cfg(**kw) -> ModelConfig:
 
 
 def test_znorms_match_float64_reference():
-    p = np.random.default_rng(0).normal(3.0, 0.5, size=(2, 3, 12)).astype(np.float32)  # |mean| >> std
+    p = (
+        np.random.default_rng(0).normal(3.0, 0.5, size=(2, 3, 12)).astype(np.float32)
+    )  # |mean| >> std
     full = np.asarray(znorm_full(jnp.asarray(p)))  # (2,3,1,12)
     pre = np.asarray(znorm_prefix(jnp.asarray(p)))  # (2,3,12,12)
     for a in range(2):
         for b in range(3):
             np.testing.assert_allclose(full[a, b, 0], ref.znorm_full(p[a, b]), rtol=1e-5, atol=1e-5)
             want = ref.znorm_prefix(p[a, b])
-            low = np.tril(np.ones((12, 12), bool), k=0) & ~np.eye(12, dtype=bool)  # j < i (row 0 has std 0)
+            low = np.tril(np.ones((12, 12), bool), k=0) & ~np.eye(
+                12, dtype=bool
+            )  # j < i (row 0 has std 0)
             # atol: prefix stds from cumulative sums in f32 (cancellation ~ 1e-6 relative of E[x^2])
             np.testing.assert_allclose(pre[a, b][low], want[low], rtol=1e-4, atol=1e-4)
-            np.testing.assert_array_equal(np.diag(pre[a, b])[:1], [0.0])  # row 0: p_0 - mean_0 = 0 exactly
-    np.testing.assert_allclose(pre[..., -1, :], full[..., 0, :], rtol=1e-4, atol=1e-4)  # last row = full
+            np.testing.assert_array_equal(
+                np.diag(pre[a, b])[:1], [0.0]
+            )  # row 0: p_0 - mean_0 = 0 exactly
+    np.testing.assert_allclose(
+        pre[..., -1, :], full[..., 0, :], rtol=1e-4, atol=1e-4
+    )  # last row = full
 
 
-@pytest.mark.parametrize("name,rows", [("ega", 1), ("ega-prefix", 16), ("ega-n-energymix", 1),
-                                       ("ega-n-energymix-prefix", 16)])
+@pytest.mark.parametrize(
+    "name,rows",
+    [("ega", 1), ("ega-prefix", 16), ("ega-n-energymix", 1), ("ega-n-energymix-prefix", 16)],
+)
 def test_gate_without_dropout_equals_softmax_of_scores_plus_log_gate(name, rows):
     cfg = small_cfg(attn_bias=name, ega_n=3)
     key_x, key_s, key_v, key_p = jax.random.split(jax.random.PRNGKey(0), 4)
@@ -57,8 +67,9 @@ def test_gate_without_dropout_equals_softmax_of_scores_plus_log_gate(name, rows)
     mask = causal_mask(16)
     got = attend(s, v, mask=mask, bias=bias)
     probs = jax.nn.softmax(jnp.where(mask, s + bias.log_gate, NEG_INF), axis=-1)
-    np.testing.assert_allclose(np.asarray(got), np.asarray(jnp.einsum("BHTS,BSHD->BTHD", probs, v)),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(got), np.asarray(jnp.einsum("BHTS,BSHD->BTHD", probs, v)), rtol=1e-5, atol=1e-6
+    )
     lg = np.asarray(bias.log_gate, np.float64)
     a_ref = ref.ega_attention(np.asarray(s[1, 0]), lg[1, 0])
     np.testing.assert_allclose(np.asarray(probs[1, 0]), a_ref, rtol=1e-5, atol=1e-7)
@@ -71,8 +82,15 @@ def test_gate_is_renormalised_after_dropout():
     log_gate = jnp.log(jax.nn.sigmoid(jax.random.normal(jax.random.PRNGKey(1), (1, 1, 1, t))))
     s = jax.random.normal(jax.random.PRNGKey(2), (1, 1, t, t))
     v = jnp.eye(t).reshape(1, t, 1, t)  # (B,S,H,D): out[t] = row t of A
-    a = attend(s, v, mask=causal_mask(t), bias=AttnBias(log_gate=log_gate), dropout_rate=0.5,
-               dropout_rng=jax.random.PRNGKey(3), deterministic=False)[0, :, 0]  # (T, S)
+    a = attend(
+        s,
+        v,
+        mask=causal_mask(t),
+        bias=AttnBias(log_gate=log_gate),
+        dropout_rate=0.5,
+        dropout_rng=jax.random.PRNGKey(3),
+        deterministic=False,
+    )[0, :, 0]  # (T, S)
     sums = np.asarray(a.sum(-1))
     kept = sums > 0  # a row whose every key was dropped stays 0
     assert kept.sum() >= t - 2
@@ -113,12 +131,15 @@ def test_training_refuses_the_noncausal_gate_unless_allowed():
     with pytest.raises(TrainingError, match="allow_noncausal"):
         check_causal(cfg)
     check_causal(apply_variant(get_preset("smoke"), "a-ega-morlet-causal"))
-    allowed = Config(model=cfg.model, data=cfg.data, train=cfg.train.__class__(allow_noncausal=True))
+    allowed = Config(
+        model=cfg.model, data=cfg.data, train=cfg.train.__class__(allow_noncausal=True)
+    )
     check_causal(allowed)
 
 
-@pytest.mark.parametrize("name", ["ega-prefix", "ega-n-prefix", "ega-n-energymix-prefix", "ega-c-prefix",
-                                  "ega-m-prefix"])
+@pytest.mark.parametrize(
+    "name", ["ega-prefix", "ega-n-prefix", "ega-n-energymix-prefix", "ega-c-prefix", "ega-m-prefix"]
+)
 def test_gradients_are_finite(name):
     """Row 0 of the prefix statistics has std 0 exactly; its gradient must not be NaN (it was,
     with max(sqrt(var), 1e-8), before the floor moved inside the square root)."""
@@ -127,7 +148,9 @@ def test_gradients_are_finite(name):
     tokens = jax.random.randint(jax.random.PRNGKey(1), (2, 16), 0, 13)
     from mope_jax.model import GPT
 
-    grads = jax.jit(jax.grad(lambda p: jnp.mean(GPT(cfg).apply({"params": p}, tokens) ** 2)))(params)
+    grads = jax.jit(jax.grad(lambda p: jnp.mean(GPT(cfg).apply({"params": p}, tokens) ** 2)))(
+        params
+    )
     assert all(bool(jnp.all(jnp.isfinite(g))) for g in jax.tree_util.tree_leaves(grads))
 
 
@@ -141,10 +164,22 @@ def test_conv_energy_with_only_the_current_tap_equals_the_dense_energy():
         conv = EnergyGate(2, 1, znorm, conv_len=3)
         pd = dense.init(jax.random.PRNGKey(1), xn, pos)
         pc = conv.init(jax.random.PRNGKey(2), xn, pos)
-        kernel = jnp.zeros_like(pc["params"]["energy"]["kernel"]).at[-1].set(pd["params"]["energy"]["kernel"])  # (K,E,H)
-        pc = {"params": dict(pc["params"], energy={"kernel": kernel, "bias": pd["params"]["energy"]["bias"]})}
-        np.testing.assert_allclose(np.asarray(conv.apply(pc, xn, pos).log_gate),
-                                   np.asarray(dense.apply(pd, xn, pos).log_gate), rtol=1e-5, atol=1e-6)
+        kernel = (
+            jnp.zeros_like(pc["params"]["energy"]["kernel"])
+            .at[-1]
+            .set(pd["params"]["energy"]["kernel"])
+        )  # (K,E,H)
+        pc = {
+            "params": dict(
+                pc["params"], energy={"kernel": kernel, "bias": pd["params"]["energy"]["bias"]}
+            )
+        }
+        np.testing.assert_allclose(
+            np.asarray(conv.apply(pc, xn, pos).log_gate),
+            np.asarray(dense.apply(pd, xn, pos).log_gate),
+            rtol=1e-5,
+            atol=1e-6,
+        )
 
 
 # the causality verdicts of ega-n*, ega-c*, ega-m* and ega-conv1* are in tests/test_ega_paper1.py

@@ -26,7 +26,9 @@ T, E, H, N = 10, 6, 2, 3
 
 def _xn(seed=0, t=T, e=E):
     x = np.random.default_rng(seed).normal(size=(2, t, e))
-    return x + np.random.default_rng(seed + 1).normal(0.3, 0.5, size=(2, t, 1))  # mean over E not 0 (EGA-M's u)
+    return x + np.random.default_rng(seed + 1).normal(
+        0.3, 0.5, size=(2, t, 1)
+    )  # mean over E not 0 (EGA-M's u)
 
 
 def _valid(znorm, t=T):
@@ -37,21 +39,43 @@ def _valid(znorm, t=T):
 def _gate_params(kind, seed=0):
     """Random float64 parameters away from init (so the test covers general values)."""
     r = np.random.default_rng(seed)
-    common = dict(alpha=r.uniform(0.5, 3.0, (H, N)), tau=r.normal(0, 0.5, (H, N)), scale_w=r.normal(0, 1.0, (H, N)))
+    common = dict(
+        alpha=r.uniform(0.5, 3.0, (H, N)),
+        tau=r.normal(0, 0.5, (H, N)),
+        scale_w=r.normal(0, 1.0, (H, N)),
+    )
     if kind == "n":
-        return dict(common, energy=dict(kernel=r.normal(0, 0.5, (E, H * N)), bias=r.normal(0, 0.5, (H * N,))))
+        return dict(
+            common,
+            energy=dict(kernel=r.normal(0, 0.5, (E, H * N)), bias=r.normal(0, 0.5, (H * N,))),
+        )
     n = len(EGA_C_LENGTHS)
-    common = dict(alpha=r.uniform(0.5, 3.0, (H, n)), tau=r.normal(0, 0.5, (H, n)), scale_w=r.normal(0, 1.0, (H, n)))
+    common = dict(
+        alpha=r.uniform(0.5, 3.0, (H, n)),
+        tau=r.normal(0, 0.5, (H, n)),
+        scale_w=r.normal(0, 1.0, (H, n)),
+    )
     for l in EGA_C_LENGTHS:  # noqa: E741
-        common[f"energy_l{l}"] = dict(kernel=r.normal(0, 0.3, (l, E, 2 * H)), bias=r.normal(0, 0.3, (2 * H,)))
+        common[f"energy_l{l}"] = dict(
+            kernel=r.normal(0, 0.3, (l, E, 2 * H)), bias=r.normal(0, 0.3, (2 * H,))
+        )
     return common
 
 
 def _ref_gate(kind, p, xn, znorm):
     if kind == "n":
-        return ref.ega_n_gate(xn, p["energy"]["kernel"].reshape(E, H, N), p["energy"]["bias"].reshape(H, N),
-                              p["alpha"], p["tau"], p["scale_w"], znorm)
-    kernels = [p[f"energy_l{l}"]["kernel"].reshape(l, E, H, 2) for l in EGA_C_LENGTHS]  # (l,E,2H) -> (l,E,H,2)
+        return ref.ega_n_gate(
+            xn,
+            p["energy"]["kernel"].reshape(E, H, N),
+            p["energy"]["bias"].reshape(H, N),
+            p["alpha"],
+            p["tau"],
+            p["scale_w"],
+            znorm,
+        )
+    kernels = [
+        p[f"energy_l{l}"]["kernel"].reshape(l, E, H, 2) for l in EGA_C_LENGTHS
+    ]  # (l,E,2H) -> (l,E,H,2)
     biases = [p[f"energy_l{l}"]["bias"].reshape(H, 2) for l in EGA_C_LENGTHS]
     return ref.ega_c_gate(xn, kernels, biases, p["alpha"], p["tau"], p["scale_w"], znorm)
 
@@ -66,8 +90,11 @@ def test_mixed_gates_match_float64_reference(kind, znorm):
     p64 = _gate_params(kind)
     xn = _xn()
     p32 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), p64)
-    log_gate = np.asarray(_module(kind, znorm).apply({"params": p32}, jnp.asarray(xn, jnp.float32),
-                                                     jnp.arange(T)).log_gate)
+    log_gate = np.asarray(
+        _module(kind, znorm)
+        .apply({"params": p32}, jnp.asarray(xn, jnp.float32), jnp.arange(T))
+        .log_gate
+    )
     assert log_gate.shape == (2, H, 1 if znorm == "full" else T, T)
     valid = _valid(znorm)
     for b in range(2):
@@ -85,17 +112,22 @@ def test_mixed_gate_gradients_match_central_differences(kind, znorm):
     xn = _xn(seed=2)[0]
     valid = _valid(znorm)
     w = np.random.default_rng(3).normal(size=(H,) + valid.shape) * valid  # (H, T', S)
-    names = ["alpha", "tau", "scale_w"] + (["energy"] if kind == "n" else ["energy_l3", "energy_l7"])
+    names = ["alpha", "tau", "scale_w"] + (
+        ["energy"] if kind == "n" else ["energy_l3", "energy_l7"]
+    )
     with enable_x64():
         mod = _module(kind, znorm)
 
         def loss(p):
-            lg = mod.apply({"params": p}, jnp.asarray(xn)[None], jnp.arange(T)).log_gate[0]  # (H,T',S)
+            lg = mod.apply({"params": p}, jnp.asarray(xn)[None], jnp.arange(T)).log_gate[
+                0
+            ]  # (H,T',S)
             return jnp.sum(jnp.where(valid, lg, 0.0) * w)
 
         grads = jax.grad(loss)(jax.tree_util.tree_map(jnp.asarray, p64))
     for name in names:
-        for leaf in (["kernel", "bias"] if name.startswith("energy") else [None]):
+        for leaf in ["kernel", "bias"] if name.startswith("energy") else [None]:
+
             def f(v, name=name, leaf=leaf):
                 q = {k: (dict(v2) if isinstance(v2, dict) else v2) for k, v2 in p64.items()}
                 if leaf is None:
@@ -110,21 +142,37 @@ def test_mixed_gate_gradients_match_central_differences(kind, znorm):
             got = np.asarray(grads[name] if leaf is None else grads[name][leaf])
             # atol: the energy biases' true gradient is 0 (the z-norm is shift-invariant); the prefix
             # statistics' cumulative sums leave ~2e-8 of float64 round-off there (gradients are O(1))
-            np.testing.assert_allclose(got, ref.central_difference(f, x0), rtol=1e-6, atol=1e-7,
-                                       err_msg=f"{kind} {znorm} {name} {leaf}")
+            np.testing.assert_allclose(
+                got,
+                ref.central_difference(f, x0),
+                rtol=1e-6,
+                atol=1e-7,
+                err_msg=f"{kind} {znorm} {name} {leaf}",
+            )
 
 
 def test_ega_n_with_one_energy_is_ega_1():
     xn = jnp.asarray(_xn(), jnp.float32)
     pos = jnp.arange(T)
     for znorm in ("full", "prefix"):
-        one = registry.get("attn_bias", "ega" if znorm == "full" else "ega-prefix").build(ModelConfig(n_head=H, n_embd=E * H))
+        one = registry.get("attn_bias", "ega" if znorm == "full" else "ega-prefix").build(
+            ModelConfig(n_head=H, n_embd=E * H)
+        )
         p1 = one.init(jax.random.PRNGKey(0), xn, pos)["params"]
         p1 = dict(p1, alpha=jnp.array([1.3, 2.6]), tau=jnp.array([-0.3, 0.4]))
         mix = EnergyGateMix(H, 1, znorm)
-        pn = dict(energy=p1["energy"], alpha=p1["alpha"][:, None], tau=p1["tau"][:, None], scale_w=jnp.zeros((H, 1)))
-        np.testing.assert_allclose(np.asarray(mix.apply({"params": pn}, xn, pos).log_gate),
-                                   np.asarray(one.apply({"params": p1}, xn, pos).log_gate), rtol=1e-6, atol=1e-7)
+        pn = dict(
+            energy=p1["energy"],
+            alpha=p1["alpha"][:, None],
+            tau=p1["tau"][:, None],
+            scale_w=jnp.zeros((H, 1)),
+        )
+        np.testing.assert_allclose(
+            np.asarray(mix.apply({"params": pn}, xn, pos).log_gate),
+            np.asarray(one.apply({"params": p1}, xn, pos).log_gate),
+            rtol=1e-6,
+            atol=1e-7,
+        )
 
 
 def test_gate_mixing_differs_from_energy_mixing():
@@ -134,7 +182,10 @@ def test_gate_mixing_differs_from_energy_mixing():
     a, b = (registry.get("attn_bias", n).build(cfg) for n in ("ega-n", "ega-n-energymix"))
     pa = a.init(jax.random.PRNGKey(0), xn, jnp.arange(T))["params"]
     pb = dict(b.init(jax.random.PRNGKey(0), xn, jnp.arange(T))["params"], energy=pa["energy"])
-    ga, gb = (np.asarray(m.apply({"params": p}, xn, jnp.arange(T)).log_gate) for m, p in ((a, pa), (b, pb)))
+    ga, gb = (
+        np.asarray(m.apply({"params": p}, xn, jnp.arange(T)).log_gate)
+        for m, p in ((a, pa), (b, pb))
+    )
     assert np.max(np.abs(ga - gb)) > 1e-2
 
 
@@ -147,8 +198,13 @@ def _ega_m_params(seed=0):
     r = np.random.default_rng(seed)
     omega = np.array([1.2, 0.8, 0.3, 0.15])
     sigma = np.array([3.0, 9.0, 12.0, 45.0])  # products 3.6 (< 5), 7.2, 3.6 (< 5), 6.75
-    return dict(log_omega=np.log(omega), log_sigma=np.log(sigma), alpha=r.uniform(0.5, 3.0, 4),
-                tau=r.normal(0, 0.5, 4), scale_w=r.normal(0, 1.0, 4))
+    return dict(
+        log_omega=np.log(omega),
+        log_sigma=np.log(sigma),
+        alpha=r.uniform(0.5, 3.0, 4),
+        tau=r.normal(0, 0.5, 4),
+        scale_w=r.normal(0, 1.0, 4),
+    )
 
 
 @pytest.mark.parametrize("znorm", ["full", "prefix"])
@@ -158,12 +214,24 @@ def test_ega_m_matches_float64_reference(znorm, constraint):
     xn = _xn(t=40)  # longer than the longest filter (31 taps)
     p32 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), p64)
     mod = EnergyGateMorlet(znorm, constraint=constraint)
-    log_gate = np.asarray(mod.apply({"params": p32}, jnp.asarray(xn, jnp.float32), jnp.arange(40)).log_gate)
+    log_gate = np.asarray(
+        mod.apply({"params": p32}, jnp.asarray(xn, jnp.float32), jnp.arange(40)).log_gate
+    )
     assert log_gate.shape == (2, 1, 1 if znorm == "full" else 40, 40)  # one gate for every head
     valid = _valid(znorm, 40)
     for b in range(2):
-        want = np.log(ref.ega_m_gate(xn[b], p64["log_omega"], p64["log_sigma"], p64["alpha"], p64["tau"],
-                                     p64["scale_w"], znorm, constraint=constraint)).reshape(-1, 40)
+        want = np.log(
+            ref.ega_m_gate(
+                xn[b],
+                p64["log_omega"],
+                p64["log_sigma"],
+                p64["alpha"],
+                p64["tau"],
+                p64["scale_w"],
+                znorm,
+                constraint=constraint,
+            )
+        ).reshape(-1, 40)
         # rtol 1e-5 holds for the gate; the energies |c|^2 themselves carry f32 sums of 31 taps
         np.testing.assert_allclose(log_gate[b, 0][valid], want[valid], rtol=1e-5, atol=1e-6)
 
@@ -180,19 +248,30 @@ def test_ega_m_gradients_match_central_differences(znorm):
         mod = EnergyGateMorlet(znorm)
 
         def loss(p):
-            lg = mod.apply({"params": p}, jnp.asarray(xn)[None], jnp.arange(t)).log_gate[0, 0]  # (T',S)
+            lg = mod.apply({"params": p}, jnp.asarray(xn)[None], jnp.arange(t)).log_gate[
+                0, 0
+            ]  # (T',S)
             return jnp.sum(jnp.where(valid, lg, 0.0) * w)
 
         grads = jax.grad(loss)(jax.tree_util.tree_map(jnp.asarray, p64))
     for name in p64:
+
         def f(v, name=name):
             q = dict(p64, **{name: v})
-            g = np.log(ref.ega_m_gate(xn, q["log_omega"], q["log_sigma"], q["alpha"], q["tau"], q["scale_w"],
-                                      znorm)).reshape(valid.shape)
+            g = np.log(
+                ref.ega_m_gate(
+                    xn, q["log_omega"], q["log_sigma"], q["alpha"], q["tau"], q["scale_w"], znorm
+                )
+            ).reshape(valid.shape)
             return float(np.sum(np.where(valid, g, 0.0) * w))
 
-        np.testing.assert_allclose(np.asarray(grads[name]), ref.central_difference(f, p64[name]), rtol=1e-6,
-                                   atol=1e-8, err_msg=f"{znorm} {name}")
+        np.testing.assert_allclose(
+            np.asarray(grads[name]),
+            ref.central_difference(f, p64[name]),
+            rtol=1e-6,
+            atol=1e-8,
+            err_msg=f"{znorm} {name}",
+        )
     np.testing.assert_array_equal(np.asarray(grads["log_omega"])[[0, 2]], 0.0)
     assert np.all(np.asarray(grads["log_omega"])[[1, 3]] != 0.0)
 
@@ -213,8 +292,17 @@ def test_ega_m_init_and_bound():
     mod = EnergyGateMorlet("full")
     with traced_fields({"mope_bound": jnp.asarray(7.0)}):
         got = mod.apply({"params": p}, xn, pos).log_gate
-    want = np.log(ref.ega_m_gate(np.asarray(xn[0], np.float64), *(np.asarray(p[k], np.float64) for k in
-                                 ("log_omega", "log_sigma", "alpha", "tau", "scale_w")), "full", bound=7.0))
+    want = np.log(
+        ref.ega_m_gate(
+            np.asarray(xn[0], np.float64),
+            *(
+                np.asarray(p[k], np.float64)
+                for k in ("log_omega", "log_sigma", "alpha", "tau", "scale_w")
+            ),
+            "full",
+            bound=7.0,
+        )
+    )
     np.testing.assert_allclose(np.asarray(got[0, 0, 0]), want, rtol=1e-5, atol=1e-6)
 
 
@@ -224,8 +312,12 @@ def test_ega_m_penalty_and_unknown_options():
     params = mod.init(jax.random.PRNGKey(0), xn, jnp.arange(8))["params"]
     params = dict(params, log_sigma=params["log_sigma"] - 0.5)  # below the bound: penalised
     _, aux = mod.apply({"params": params}, xn, jnp.arange(8), mutable=["aux_loss"])
-    np.testing.assert_allclose(float(aux["aux_loss"]["ega_m_penalty"][0]), 0.25, rtol=1e-5)  # mean of 0.5^2
-    with pytest.raises(ValueError, match=r"EGA-M constraint 'soft'; choose one of \('clamp', 'penalty', 'none'\)"):
+    np.testing.assert_allclose(
+        float(aux["aux_loss"]["ega_m_penalty"][0]), 0.25, rtol=1e-5
+    )  # mean of 0.5^2
+    with pytest.raises(
+        ValueError, match=r"EGA-M constraint 'soft'; choose one of \('clamp', 'penalty', 'none'\)"
+    ):
         EnergyGateMorlet(constraint="soft").init(jax.random.PRNGKey(0), xn, jnp.arange(8))
     with pytest.raises(ValueError, match="EGA-M init 'far'"):
         EnergyGateMorlet(init_mode="far").init(jax.random.PRNGKey(0), xn, jnp.arange(8))
@@ -234,7 +326,9 @@ def test_ega_m_penalty_and_unknown_options():
 def test_ega_m_signal_is_zero_at_layernorm_init():
     """u = mean_E LN(x) is 0 while LN's scale is uniform and its bias 0 (at init): the gate is
     then a constant 1/2 -- why the audit moves the LN scales (analysis.causality.generic_layernorms)."""
-    cfg = ModelConfig(block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=13, attn_bias="ega-m")
+    cfg = ModelConfig(
+        block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=13, attn_bias="ega-m"
+    )
     params = init_params(cfg, jax.random.PRNGKey(0))
     from mope_jax.model import GPT
 
@@ -246,12 +340,35 @@ def test_ega_m_signal_is_zero_at_layernorm_init():
 # --------------------------------------------------------------------------- causality
 
 
-@pytest.mark.parametrize("name", ["ega-n", "ega-n-prefix", "ega-c", "ega-c-prefix", "ega-m", "ega-m-prefix",
-                                  "ega-n-energymix", "ega-n-energymix-prefix", "ega-conv1", "ega-conv1-prefix"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ega-n",
+        "ega-n-prefix",
+        "ega-c",
+        "ega-c-prefix",
+        "ega-m",
+        "ega-m-prefix",
+        "ega-n-energymix",
+        "ega-n-energymix-prefix",
+        "ega-conv1",
+        "ega-conv1-prefix",
+    ],
+)
 def test_jacobian_causality_verdicts(name):
     """Prefix z-norms pass the Jacobian audit exactly; the paper's full z-norm is caught leaking."""
-    cfg = ModelConfig(block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=13, init_std=0.2,
-                      attn_bias=name, ega_n=2, ega_conv_len=3)
+    cfg = ModelConfig(
+        block_size=16,
+        n_layer=1,
+        n_head=2,
+        n_embd=16,
+        dropout=0.0,
+        vocab_size=13,
+        init_std=0.2,
+        attn_bias=name,
+        ega_n=2,
+        ega_conv_len=3,
+    )
     declared = registry.get("attn_bias", name).causal
     assert declared == name.endswith("prefix")
     params = generic_layernorms(init_params(cfg, jax.random.PRNGKey(0)), jax.random.PRNGKey(2))
@@ -277,13 +394,22 @@ def test_ega_m_spectra_are_extracted():
     and eval summaries (boundary statistics, prefix ega_m_), as MOPE's do."""
     from mope_jax.analysis import spectra
 
-    cfg = ModelConfig(block_size=16, n_layer=2, n_head=2, n_embd=16, vocab_size=13, attn_bias="ega-m",
-                      ega_m_init="off")
+    cfg = ModelConfig(
+        block_size=16,
+        n_layer=2,
+        n_head=2,
+        n_embd=16,
+        vocab_size=13,
+        attn_bias="ega-m",
+        ega_m_init="off",
+    )
     params = init_params(cfg, jax.random.PRNGKey(0))
     sp = spectra.extract_spectra(cfg, params)
     assert sp["ega_m_omega"].shape == sp["ega_m_sigma"].shape == (2, 4)
     np.testing.assert_allclose(sp["ega_m_omega"][1], math.pi / np.array([3, 7, 15, 31]), rtol=1e-6)
-    np.testing.assert_allclose(sp["ega_m_omega"] * sp["ega_m_sigma"], 10.0, rtol=1e-6)  # off the boundary
+    np.testing.assert_allclose(
+        sp["ega_m_omega"] * sp["ega_m_sigma"], 10.0, rtol=1e-6
+    )  # off the boundary
     summary = spectra.eval_summary(cfg, params)
     assert summary["ega_m_on_boundary_frac"] == 0.0 and summary["ega_m_clamp_active_frac"] == 0.0
     assert spectra.summarize_spectra(sp)["ega_m_product_min"] == pytest.approx(10.0, rel=1e-6)

@@ -5,13 +5,21 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from mope_jax.encodings import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_encoding
+from mope_jax.encodings import (
+    alibi_bias,
+    alibi_slopes,
+    apply_rope,
+    rope_frequencies,
+    sinusoidal_encoding,
+)
 from tests.reference import encodings_np as ref
 
 
 def test_sinusoid_values():
     got = sinusoidal_encoding(jnp.arange(50), 16)
-    np.testing.assert_allclose(np.asarray(got), ref.sinusoidal(50, 16), rtol=1e-5, atol=2e-5)  # f32 sin of ~50 rad
+    np.testing.assert_allclose(
+        np.asarray(got), ref.sinusoidal(50, 16), rtol=1e-5, atol=2e-5
+    )  # f32 sin of ~50 rad
 
 
 def test_rope_frequencies_closed_form():
@@ -21,11 +29,15 @@ def test_rope_frequencies_closed_form():
         rope_frequencies(7)
 
 
-@pytest.mark.parametrize("layout,reference", [("interleaved", ref.rope_interleaved), ("half", ref.rope_half)])
+@pytest.mark.parametrize(
+    "layout,reference", [("interleaved", ref.rope_interleaved), ("half", ref.rope_half)]
+)
 def test_rope_matches_reference(layout, reference):
     x = np.random.default_rng(0).normal(size=(1, 9, 2, 8)).astype(np.float32)  # (B,T,H,D)
     got = np.asarray(apply_rope(jnp.asarray(x), jnp.arange(9), layout=layout))
-    want = np.stack([[reference(x[0, t, h].astype(np.float64), t) for h in range(2)] for t in range(9)])[None]
+    want = np.stack(
+        [[reference(x[0, t, h].astype(np.float64), t) for h in range(2)] for t in range(9)]
+    )[None]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 

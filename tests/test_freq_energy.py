@@ -23,8 +23,16 @@ from mope_jax.analysis.freq_energy import (
 from mope_jax.config import Config, DataConfig, ModelConfig
 from mope_jax.model import init_params
 
-TINY = ModelConfig(block_size=16, n_layer=2, n_head=2, n_embd=16, vocab_size=11, dropout=0.0,
-                   pos_encoding="none", qk_position="rope")
+TINY = ModelConfig(
+    block_size=16,
+    n_layer=2,
+    n_head=2,
+    n_embd=16,
+    vocab_size=11,
+    dropout=0.0,
+    pos_encoding="none",
+    qk_position="rope",
+)
 
 
 def energy_np(q, k):
@@ -43,7 +51,10 @@ def energy_np(q, k):
 
 def test_energy_matches_double_loop_reference():
     kq, kk = jax.random.split(jax.random.PRNGKey(0))
-    q = jax.random.normal(kq, (3, 7, 2, 8)) * jnp.arange(1, 9, dtype=jnp.float32)[None, None, None, :]
+    q = (
+        jax.random.normal(kq, (3, 7, 2, 8))
+        * jnp.arange(1, 9, dtype=jnp.float32)[None, None, None, :]
+    )
     k = jax.random.normal(kk, (3, 7, 2, 8))
     np.testing.assert_allclose(np.asarray(frequency_energy(q, k)), energy_np(q, k), rtol=1e-5)
 
@@ -76,8 +87,11 @@ def test_uniform_for_isotropic_random_qk_and_not_otherwise():
 def test_half_layout_is_the_permuted_interleaved_layout():
     x = jax.random.normal(jax.random.PRNGKey(3), (2, 5, 3, 8))
     perm = np.array([0, 2, 4, 6, 1, 3, 5, 7])  # interleaved pair i -> (i, i + D/2)
-    np.testing.assert_allclose(np.asarray(pair_power(x, "interleaved")), np.asarray(pair_power(x[..., perm], "half")),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(pair_power(x, "interleaved")),
+        np.asarray(pair_power(x[..., perm], "half")),
+        rtol=1e-6,
+    )
     e_i = frequency_energy(x, x, "interleaved")
     e_h = frequency_energy(x[..., perm], x[..., perm], "half")
     np.testing.assert_allclose(np.asarray(e_i), np.asarray(e_h), rtol=1e-6)
@@ -112,14 +126,18 @@ def test_captured_qk_are_the_layer_projections():
 
 
 def test_training_hooks_report_rope_models_only():
-    cfg = Config(model=TINY, data=DataConfig(source="blocks", block_len=6, num_symbols=10, num_tokens=2000))
+    cfg = Config(
+        model=TINY, data=DataConfig(source="blocks", block_len=6, num_symbols=10, num_tokens=2000)
+    )
     state = types.SimpleNamespace(params=init_params(TINY, jax.random.PRNGKey(0)))
     summ = rope_energy_summary(cfg, state)
     assert set(summ) == {"rope_theta_eff", "rope_energy_entropy", "rope_energy_p"}
     assert np.asarray(summ["rope_energy_p"]).shape == (2, 4)
     spec = rope_energy_spectra(cfg, state)
     np.testing.assert_allclose(spec["rope_energy"].sum(-1), 1.0, rtol=1e-5)
-    learned = dataclasses.replace(cfg, model=dataclasses.replace(TINY, pos_encoding="learned", qk_position="none"))
+    learned = dataclasses.replace(
+        cfg, model=dataclasses.replace(TINY, pos_encoding="learned", qk_position="none")
+    )
     assert rope_energy_summary(learned, state) == {} and rope_energy_spectra(learned, state) == {}
     rep = energy_report(TINY, state.params, np.zeros((1, 16), np.int32))
     assert len(rep["theta"]) == 4 and np.asarray(rep["p"]).shape == (2, 2, 4)
@@ -128,7 +146,9 @@ def test_training_hooks_report_rope_models_only():
 def test_spectra_dispatcher_includes_rope_energy():
     from mope_jax.analysis import spectra
 
-    cfg = Config(model=TINY, data=DataConfig(source="blocks", block_len=6, num_symbols=10, num_tokens=2000))
+    cfg = Config(
+        model=TINY, data=DataConfig(source="blocks", block_len=6, num_symbols=10, num_tokens=2000)
+    )
     state = types.SimpleNamespace(params=init_params(TINY, jax.random.PRNGKey(0)))
     assert "rope_theta_eff" in spectra.eval_summary(cfg, state)
     assert spectra.extract_spectra(cfg, state)["rope_energy"].shape == (2, 2, 4)

@@ -20,7 +20,11 @@ def test_every_problem_evaluates_to_its_stated_answer(num_ops):
 
 
 def test_solution_steps_are_correct_and_in_dependency_order():
-    ops = {"+": lambda a, b: (a + b) % 23, "-": lambda a, b: (a - b) % 23, "*": lambda a, b: (a * b) % 23}
+    ops = {
+        "+": lambda a, b: (a + b) % 23,
+        "-": lambda a, b: (a - b) % 23,
+        "*": lambda a, b: (a * b) % 23,
+    }
     rng = np.random.default_rng(0)
     for _ in range(200):
         p = igsm.make_problem(rng, num_ops=int(rng.integers(1, 6)))
@@ -47,7 +51,10 @@ def test_deterministic_and_num_ops_sets_length():
     b = igsm.problems(50, seed=3)
     c = igsm.problems(50, seed=4)
     assert [p.text for p in a] == [p.text for p in b] and [p.text for p in a] != [p.text for p in c]
-    lengths = [np.mean([len(p.solution) for p in igsm.problems(100, seed=k, ops_range=(k, k))]) for k in (1, 2, 4)]
+    lengths = [
+        np.mean([len(p.solution) for p in igsm.problems(100, seed=k, ops_range=(k, k))])
+        for k in (1, 2, 4)
+    ]
     assert lengths[0] < lengths[1] < lengths[2]
 
 
@@ -65,7 +72,9 @@ def test_answer_accuracy_harness_places_prompts_and_parses():
     context, max_new = 96, 8
     out = igsm.encode(" #5\n    ")
 
-    def fake_model(buf):  # emits " #5\n" after every prompt; checks the prompt sits right before the answer
+    def fake_model(
+        buf,
+    ):  # emits " #5\n" after every prompt; checks the prompt sits right before the answer
         start = context - max_new
         for row in buf:
             assert "?" in igsm.decode(row[start - 3 : start])
@@ -74,7 +83,9 @@ def test_answer_accuracy_harness_places_prompts_and_parses():
             logits[:, start - 1 + j, out[j]] = 1.0
         return logits
 
-    res = igsm.answer_accuracy(fake_model, probs, context=context, filler=filler, max_new=max_new, batch=16)
+    res = igsm.answer_accuracy(
+        fake_model, probs, context=context, filler=filler, max_new=max_new, batch=16
+    )
     assert res["n"] == 40 and res["parsed"] == 1.0
     assert res["accuracy"] == pytest.approx(np.mean([p.answer == 5 for p in probs]))
     assert igsm.parse_answer(" so b=1. #") is None and igsm.parse_answer("#12\n") == 12
@@ -84,5 +95,10 @@ def test_answer_accuracy_harness_places_prompts_and_parses():
 def test_leaf_copies_counts_lookups():
     p = igsm.problems(1, seed=9, ops_range=(1, 1))[0]
     assert igsm.leaf_copies(p.prompt, p.solution) == (2, 2)
-    wrong = re.sub(r"so ([a-z])=(\d+)\.", lambda m: f"so {m.group(1)}={(int(m.group(2)) + 1) % 23}.", p.solution, count=1)
+    wrong = re.sub(
+        r"so ([a-z])=(\d+)\.",
+        lambda m: f"so {m.group(1)}={(int(m.group(2)) + 1) % 23}.",
+        p.solution,
+        count=1,
+    )
     assert igsm.leaf_copies(p.prompt, wrong) == (1, 2)

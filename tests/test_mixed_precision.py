@@ -15,8 +15,16 @@ from mope_jax.train import make_train
 
 
 def _cfg(dtype: str, **kw) -> ModelConfig:
-    return ModelConfig(vocab_size=17, block_size=16, n_layer=2, n_head=2, n_embd=32, dropout=0.0,
-                       compute_dtype=dtype, **kw)
+    return ModelConfig(
+        vocab_size=17,
+        block_size=16,
+        n_layer=2,
+        n_head=2,
+        n_embd=32,
+        dropout=0.0,
+        compute_dtype=dtype,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("tie", [True, False])
@@ -29,7 +37,9 @@ def test_bf16_matmuls_track_float32_and_keep_float32_state(tie):
     for d in ("float32", "bfloat16"):
         model = GPT(_cfg(d, tie_embeddings=tie))
         logits = model.apply({"params": p}, x)
-        loss, grads = jax.value_and_grad(lambda q: cross_entropy(model.apply({"params": q}, x), y))(p)
+        loss, grads = jax.value_and_grad(lambda q: cross_entropy(model.apply({"params": q}, x), y))(
+            p
+        )
         assert logits.dtype == jnp.float32
         assert all(g.dtype == jnp.float32 for g in jax.tree_util.tree_leaves(grads))
         res[d] = (np.asarray(logits), float(loss), grads)
@@ -39,7 +49,9 @@ def test_bf16_matmuls_track_float32_and_keep_float32_state(tie):
     # move by about 1e-2, far more than float32 rounding (1e-6) and far less than O(1)
     assert 1e-4 * scale < diff.max() < 3e-2 * scale
     assert abs(res["bfloat16"][1] - res["float32"][1]) < 1e-2 * res["float32"][1]
-    for a, b in zip(jax.tree_util.tree_leaves(res["bfloat16"][2]), jax.tree_util.tree_leaves(res["float32"][2])):
+    for a, b in zip(
+        jax.tree_util.tree_leaves(res["bfloat16"][2]), jax.tree_util.tree_leaves(res["float32"][2])
+    ):
         np.testing.assert_allclose(a, b, rtol=0.1, atol=0.05 * float(np.abs(b).max()) + 1e-6)
 
 
@@ -59,7 +71,10 @@ def test_bf16_dots_take_bf16_inputs_and_accumulate_in_float32():
 
 
 def test_bf16_training_steps_keep_float32_master_weights():
-    cfg = Config(model=_cfg("bfloat16"), train=TrainConfig(batch_size=4, max_steps=5, warmup_steps=1, lr=1e-2))
+    cfg = Config(
+        model=_cfg("bfloat16"),
+        train=TrainConfig(batch_size=4, max_steps=5, warmup_steps=1, lr=1e-2),
+    )
     trainer = make_train(cfg)
     data = jax.random.randint(jax.random.PRNGKey(3), (400,), 0, 17)
     state = jax.jit(trainer.init)(jax.random.PRNGKey(0))

@@ -23,9 +23,15 @@ def test_reference_parameter_count_is_pinned():
     assert n == 4_821_248
     assert n == 6 * (12 * 256**2 + 13 * 256) + 65 * 256 + 256 * 256 + 2 * 256
     untied = dataclasses.replace(cfg, tie_embeddings=False)
-    assert count_params(jax.eval_shape(lambda: init_params(untied, jax.random.PRNGKey(0)))) == n + 65 * 256
+    assert (
+        count_params(jax.eval_shape(lambda: init_params(untied, jax.random.PRNGKey(0))))
+        == n + 65 * 256
+    )
     rope = dataclasses.replace(cfg, pos_encoding="none", qk_position="rope")
-    assert count_params(jax.eval_shape(lambda: init_params(rope, jax.random.PRNGKey(0)))) == n - 256 * 256
+    assert (
+        count_params(jax.eval_shape(lambda: init_params(rope, jax.random.PRNGKey(0))))
+        == n - 256 * 256
+    )
 
 
 def test_init_is_normal_0p02():
@@ -35,10 +41,17 @@ def test_init_is_normal_0p02():
     assert np.all(np.asarray(params["h_0"]["mlp"]["c_fc"]["bias"]) == 0)
 
 
-@pytest.mark.parametrize("variant", [
-    dict(), dict(pos_encoding="none"), dict(pos_encoding="sinusoidal"), dict(pos_encoding="none", qk_position="rope"),
-    dict(pos_encoding="none", qk_position="rope", rope_layout="half"), dict(pos_encoding="none", attn_bias="alibi"),
-])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        dict(),
+        dict(pos_encoding="none"),
+        dict(pos_encoding="sinusoidal"),
+        dict(pos_encoding="none", qk_position="rope"),
+        dict(pos_encoding="none", qk_position="rope", rope_layout="half"),
+        dict(pos_encoding="none", attn_bias="alibi"),
+    ],
+)
 def test_full_model_is_causal(variant):
     cfg = dataclasses.replace(TINY, **variant)
     params = init_params(cfg, jax.random.PRNGKey(0))
@@ -57,7 +70,9 @@ def test_jit_equals_eager():
     params = init_params(TINY, jax.random.PRNGKey(0))
     tokens = jax.random.randint(jax.random.PRNGKey(1), (2, 16), 0, 11)
     f = lambda p, t: GPT(TINY).apply({"params": p}, t)  # noqa: E731
-    np.testing.assert_allclose(np.asarray(jax.jit(f)(params, tokens)), np.asarray(f(params, tokens)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(jax.jit(f)(params, tokens)), np.asarray(f(params, tokens)), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_gate_without_dropout_is_additive_log_bias():
@@ -74,8 +89,22 @@ def test_gate_without_dropout_is_additive_log_bias():
 def test_attention_dropout_is_inverted_and_keyed():
     s = jnp.zeros((1, 1, 4, 4))
     v = jnp.ones((1, 4, 1, 1))
-    out = attend(s, v, mask=causal_mask(4), dropout_rate=0.5, dropout_rng=jax.random.PRNGKey(0), deterministic=False)
-    again = attend(s, v, mask=causal_mask(4), dropout_rate=0.5, dropout_rng=jax.random.PRNGKey(0), deterministic=False)
+    out = attend(
+        s,
+        v,
+        mask=causal_mask(4),
+        dropout_rate=0.5,
+        dropout_rng=jax.random.PRNGKey(0),
+        deterministic=False,
+    )
+    again = attend(
+        s,
+        v,
+        mask=causal_mask(4),
+        dropout_rate=0.5,
+        dropout_rng=jax.random.PRNGKey(0),
+        deterministic=False,
+    )
     np.testing.assert_array_equal(np.asarray(out), np.asarray(again))
     # uniform probs 1/(i+1) over i+1 keys, v = 1: out[i] = kept_i / (i+1) / (1 - 0.5)
     kept = np.asarray(out)[0, :, 0, 0] * np.arange(1, 5) * 0.5

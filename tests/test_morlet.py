@@ -47,8 +47,12 @@ def test_mope_sigma_inf_equals_sincos_with_same_frequencies():
     pos = jnp.arange(64)
     pe = morlet_encoding(pos, jnp.log(omega), jnp.full_like(omega, HUGE_LOG_SIGMA))
     sc = sinusoidal_encoding(pos, e)  # layout [sin, cos]; MOPE's is [cos, sin]
-    np.testing.assert_allclose(np.asarray(pe[:, 0::2]), np.asarray(sc[:, 1::2]), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(pe[:, 1::2]), np.asarray(sc[:, 0::2]), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(pe[:, 0::2]), np.asarray(sc[:, 1::2]), rtol=1e-6, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        np.asarray(pe[:, 1::2]), np.asarray(sc[:, 0::2]), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_mope_matches_float64_reference_with_centres():
@@ -58,24 +62,38 @@ def test_mope_matches_float64_reference_with_centres():
     sigma = rng.uniform(0.7, 20.0, n)
     center = rng.uniform(-3.0, 10.0, n)
     pos = np.arange(32)
-    got = morlet_encoding(jnp.asarray(pos), jnp.log(omega).astype(jnp.float32), jnp.log(sigma).astype(jnp.float32),
-                          center=jnp.asarray(center, jnp.float32))
+    got = morlet_encoding(
+        jnp.asarray(pos),
+        jnp.log(omega).astype(jnp.float32),
+        jnp.log(sigma).astype(jnp.float32),
+        center=jnp.asarray(center, jnp.float32),
+    )
     # atol: angles up to ~93 rad in f32 (ulp 7.6e-6), and log/exp round trips of omega, sigma
-    np.testing.assert_allclose(np.asarray(got), ref.morlet_table(pos, omega, sigma, center), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(got), ref.morlet_table(pos, omega, sigma, center), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_mope_phase_difference_is_ropes_rotation_angle():
     n = 8
     omega = jnp.exp(jnp.linspace(0.0, math.log(0.99 * math.pi), n))
-    pe = morlet_encoding(jnp.arange(20), jnp.log(omega), jnp.full((n,), 1.5))  # finite sigma: env > 0
+    pe = morlet_encoding(
+        jnp.arange(20), jnp.log(omega), jnp.full((n,), 1.5)
+    )  # finite sigma: env > 0
     z = pe[:, 0::2] + 1j * pe[:, 1::2]  # (T, n) complex MOPE
-    unit = jnp.tile(jnp.array([1.0, 0.0]), n).reshape(1, 1, 1, 2 * n)  # (B,T,H,D): every pair = 1 + 0i
+    unit = jnp.tile(jnp.array([1.0, 0.0]), n).reshape(
+        1, 1, 1, 2 * n
+    )  # (B,T,H,D): every pair = 1 + 0i
     for m, k in [(7, 3), (19, 0), (4, 11)]:
-        rot = apply_rope(jnp.concatenate([unit, unit], axis=1), jnp.array([m, k]), freqs=omega)  # (1,2,1,D)
+        rot = apply_rope(
+            jnp.concatenate([unit, unit], axis=1), jnp.array([m, k]), freqs=omega
+        )  # (1,2,1,D)
         rz = rot[0, :, 0, 0::2] + 1j * rot[0, :, 0, 1::2]  # (2, n) = e^{i omega m}, e^{i omega k}
         want = rz[0] * jnp.conj(rz[1])  # RoPE's relative rotation e^{i omega (m - k)}
         got = z[m] * jnp.conj(z[k])
-        np.testing.assert_allclose(np.asarray(got / jnp.abs(got)), np.asarray(want), atol=2e-5)  # f32 angles ~60 rad
+        np.testing.assert_allclose(
+            np.asarray(got / jnp.abs(got)), np.asarray(want), atol=2e-5
+        )  # f32 angles ~60 rad
 
 
 def test_init_on_and_off_the_boundary():
@@ -103,15 +121,23 @@ def test_paper_clamp_values_and_gradients_match_reference():
     r_om, r_sig, dom_dlo, dom_dls, dsig_dls = ref.paper_clamp(lo, ls)
     np.testing.assert_allclose(np.asarray(omega), r_om, rtol=1e-5)
     np.testing.assert_allclose(np.asarray(sigma), r_sig, rtol=1e-5)
-    j_om_lo = np.diag(np.asarray(jax.jacfwd(lambda a: clamp_paper(a, jnp.asarray(ls))[0])(jnp.asarray(lo))))
-    j_om_ls = np.diag(np.asarray(jax.jacfwd(lambda b: clamp_paper(jnp.asarray(lo), b)[0])(jnp.asarray(ls))))
-    j_sig_ls = np.diag(np.asarray(jax.jacfwd(lambda b: clamp_paper(jnp.asarray(lo), b)[1])(jnp.asarray(ls))))
+    j_om_lo = np.diag(
+        np.asarray(jax.jacfwd(lambda a: clamp_paper(a, jnp.asarray(ls))[0])(jnp.asarray(lo)))
+    )
+    j_om_ls = np.diag(
+        np.asarray(jax.jacfwd(lambda b: clamp_paper(jnp.asarray(lo), b)[0])(jnp.asarray(ls)))
+    )
+    j_sig_ls = np.diag(
+        np.asarray(jax.jacfwd(lambda b: clamp_paper(jnp.asarray(lo), b)[1])(jnp.asarray(ls)))
+    )
     np.testing.assert_allclose(j_om_lo, dom_dlo, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(j_om_ls, dom_dls, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(j_sig_ls, dsig_dls, rtol=1e-5, atol=1e-6)
     active = r_om * r_sig <= 5.0 + 1e-9
     assert active.sum() >= 3 and (~active).sum() >= 2  # the fixture covers both regimes
-    assert np.all(j_om_lo[np.exp(lo) * np.maximum(np.exp(ls), 1e-3) < 5.0] == 0.0)  # exactly no gradient
+    assert np.all(
+        j_om_lo[np.exp(lo) * np.maximum(np.exp(ls), 1e-3) < 5.0] == 0.0
+    )  # exactly no gradient
 
 
 def test_log_omega_gets_no_gradient_through_the_encoding_while_clamped():
@@ -120,7 +146,9 @@ def test_log_omega_gets_no_gradient_through_the_encoding_while_clamped():
     n = 8
     weights = jax.random.normal(jax.random.PRNGKey(0), (16, 2 * n))  # a generic linear read-out
     lo, ls = morlet_init(n)
-    shift = np.where(np.arange(n) % 2 == 0, -0.5, 0.5)  # half the pairs inside (product 5 e^-0.5 ~ 3)
+    shift = np.where(
+        np.arange(n) % 2 == 0, -0.5, 0.5
+    )  # half the pairs inside (product 5 e^-0.5 ~ 3)
     params = {"log_omega": jnp.asarray(lo), "log_sigma": jnp.asarray(ls + shift)}
     clamped = np.arange(n) % 2 == 0
     capped = np.exp(lo) > 0.95 * math.pi  # min(omega, 0.95 pi) has no gradient either
@@ -145,27 +173,41 @@ def test_penalty_is_sown_and_added_to_the_training_loss():
     from mope_jax.train import make_train
 
     weight = 3.0
-    cfg = Config(model=small_cfg(pos_encoding="morlet", mope_constraint="penalty", mope_penalty=weight),
-                 train=TrainConfig(batch_size=2))
+    cfg = Config(
+        model=small_cfg(pos_encoding="morlet", mope_constraint="penalty", mope_penalty=weight),
+        train=TrainConfig(batch_size=2),
+    )
     trainer = make_train(cfg)
     params = trainer.init(jax.random.PRNGKey(1)).params
     ls = params["mope"]["log_sigma"] - jnp.linspace(0.0, 1.0, 8)  # products 5 .. 5/e: penalty > 0
     params["mope"] = dict(params["mope"], log_sigma=ls)
-    gap = np.log(5.0) - np.asarray(params["mope"]["log_omega"], np.float64) - np.asarray(ls, np.float64)
+    gap = (
+        np.log(5.0)
+        - np.asarray(params["mope"]["log_omega"], np.float64)
+        - np.asarray(ls, np.float64)
+    )
     want = weight * np.mean(np.maximum(gap, 0.0) ** 2)
     assert want > 0.01
     x = jax.random.randint(jax.random.PRNGKey(2), (2, 16), 0, 13)
-    train_loss = jax.jit(trainer.loss)(params, x, x, jax.random.PRNGKey(3))  # dropout 0: same logits as eval
+    train_loss = jax.jit(trainer.loss)(
+        params, x, x, jax.random.PRNGKey(3)
+    )  # dropout 0: same logits as eval
     eval_loss = jax.jit(trainer.loss, static_argnums=3)(params, x, x, None)
-    np.testing.assert_allclose(float(train_loss - eval_loss), want, rtol=1e-4)  # difference of ~4 nats in f32
-    np.testing.assert_allclose(float(admissibility_penalty(params["mope"]["log_omega"], ls)), want / weight, rtol=1e-5)
+    np.testing.assert_allclose(
+        float(train_loss - eval_loss), want, rtol=1e-4
+    )  # difference of ~4 nats in f32
+    np.testing.assert_allclose(
+        float(admissibility_penalty(params["mope"]["log_omega"], ls)), want / weight, rtol=1e-5
+    )
 
 
 def test_module_parameters_and_registry():
     cfg = small_cfg(pos_encoding="morlet", mope_center=True, mope_init="off")
     params = init_params(cfg, jax.random.PRNGKey(0))
     assert set(params["mope"]) == {"log_omega", "log_sigma", "center"}
-    np.testing.assert_allclose(np.exp(params["mope"]["log_omega"] + params["mope"]["log_sigma"]), 10.0, rtol=1e-5)
+    np.testing.assert_allclose(
+        np.exp(params["mope"]["log_omega"] + params["mope"]["log_sigma"]), 10.0, rtol=1e-5
+    )
     assert registry.get("pos_encoding", "morlet").causal
     with pytest.raises(ValueError, match="constraint"):
         MorletPositionalEncoding(16, constraint="soft").init(jax.random.PRNGKey(0), jnp.arange(4))
@@ -200,16 +242,35 @@ def test_morlet_rope_model_equals_rope_model_for_huge_sigma():
     attn = params["h_0"]["attn"]
     # sharpen attention (init scores are ~0, so any envelope would barely matter)
     attn = dict(attn, c_attn=dict(attn["c_attn"], kernel=30.0 * attn["c_attn"]["kernel"]))
-    params_m = dict(params, h_0=dict(params["h_0"], attn=dict(attn, morlet_rope={
-        "log_sigma": jnp.full_like(attn["morlet_rope"]["log_sigma"], HUGE_LOG_SIGMA)})))
-    params_r = dict(params, h_0=dict(params["h_0"], attn={k: v for k, v in attn.items() if k != "morlet_rope"}))
+    params_m = dict(
+        params,
+        h_0=dict(
+            params["h_0"],
+            attn=dict(
+                attn,
+                morlet_rope={
+                    "log_sigma": jnp.full_like(attn["morlet_rope"]["log_sigma"], HUGE_LOG_SIGMA)
+                },
+            ),
+        ),
+    )
+    params_r = dict(
+        params, h_0=dict(params["h_0"], attn={k: v for k, v in attn.items() if k != "morlet_rope"})
+    )
     tokens = jax.random.randint(jax.random.PRNGKey(1), (2, 16), 0, 13)
     lm = GPT(cfg_m).apply({"params": params_m}, tokens)
     lr = GPT(cfg_r).apply({"params": params_r}, tokens)
     np.testing.assert_allclose(np.asarray(lm), np.asarray(lr), rtol=1e-5, atol=1e-5)
     # and a finite sigma changes the model (the envelope is live): sigma = 1 token
-    params_1 = dict(params, h_0=dict(params["h_0"], attn=dict(attn, morlet_rope={
-        "log_sigma": jnp.zeros_like(attn["morlet_rope"]["log_sigma"])})))
+    params_1 = dict(
+        params,
+        h_0=dict(
+            params["h_0"],
+            attn=dict(
+                attn, morlet_rope={"log_sigma": jnp.zeros_like(attn["morlet_rope"]["log_sigma"])}
+            ),
+        ),
+    )
     lf = GPT(cfg_m).apply({"params": params_1}, tokens)
     assert float(jnp.max(jnp.abs(lf - lr))) > 1e-2
 
@@ -217,9 +278,13 @@ def test_morlet_rope_model_equals_rope_model_for_huge_sigma():
 @pytest.mark.parametrize("layout", ["interleaved", "half"])
 def test_morlet_rope_envelope_matches_float64_reference(layout):
     q, k = _qk(seed=3)
-    sigma = np.random.default_rng(1).uniform(0.6, 6.0, (2, 4))  # (H, F) tokens: envelopes far from 1
+    sigma = np.random.default_rng(1).uniform(
+        0.6, 6.0, (2, 4)
+    )  # (H, F) tokens: envelopes far from 1
     pos = jnp.arange(q.shape[1])
-    got = morlet_rope_scores(q, k, pos, pos, jnp.log(jnp.asarray(sigma, jnp.float32)), layout=layout)
+    got = morlet_rope_scores(
+        q, k, pos, pos, jnp.log(jnp.asarray(sigma, jnp.float32)), layout=layout
+    )
     want = ref.morlet_rope_scores(np.asarray(q), np.asarray(k), sigma, layout=layout)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
 
@@ -251,11 +316,19 @@ def test_morlet_rope_memory_is_bounded_by_a_few_score_arrays():
 def test_morlet_rope_init_is_the_boundary_in_theta():
     ls = morlet_rope_init(8, 3, 4, product=5.0)
     theta = 10000.0 ** (-np.arange(0, 8, 2) / 8)
-    np.testing.assert_allclose(np.exp(np.asarray(ls)), np.broadcast_to(5.0 / theta, (3, 4)), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.exp(np.asarray(ls)), np.broadcast_to(5.0 / theta, (3, 4)), rtol=1e-5
+    )
 
 
-@pytest.mark.parametrize("field", [dict(pos_encoding="morlet"), dict(qk_position="morlet-rope", morlet_rope_groups=2),
-                                   dict(pos_encoding="morlet", mope_center=True)])
+@pytest.mark.parametrize(
+    "field",
+    [
+        dict(pos_encoding="morlet"),
+        dict(qk_position="morlet-rope", morlet_rope_groups=2),
+        dict(pos_encoding="morlet", mope_center=True),
+    ],
+)
 def test_morlet_models_pass_the_causality_audit(field):
     cfg = small_cfg(**field)
     res = audit_model(cfg, init_params(cfg, jax.random.PRNGKey(0)))
@@ -268,15 +341,22 @@ def test_morlet_models_pass_the_causality_audit(field):
 def test_extract_spectra_and_summary():
     cfg = small_cfg(pos_encoding="morlet")
     params = init_params(cfg, jax.random.PRNGKey(0))
-    params["mope"] = dict(params["mope"], log_sigma=params["mope"]["log_sigma"] - jnp.where(jnp.arange(8) < 3, 0.3, -0.3))
+    params["mope"] = dict(
+        params["mope"],
+        log_sigma=params["mope"]["log_sigma"] - jnp.where(jnp.arange(8) < 3, 0.3, -0.3),
+    )
     sp = spectra.extract_spectra(cfg, params)
     om, sg = clamp_paper(params["mope"]["log_omega"], params["mope"]["log_sigma"])
     np.testing.assert_array_equal(sp["mope_omega"], np.asarray(om))
     np.testing.assert_array_equal(sp["mope_sigma"], np.asarray(sg))
     summ = spectra.eval_summary(cfg, params)
-    assert summ["mope_on_boundary_frac"] == pytest.approx(3 / 8)  # the 3 clamped pairs sit on omega sigma = 5
+    assert summ["mope_on_boundary_frac"] == pytest.approx(
+        3 / 8
+    )  # the 3 clamped pairs sit on omega sigma = 5
     assert summ["mope_clamp_active_frac"] == pytest.approx(3 / 8)
-    assert spectra.extract_spectra(small_cfg(), init_params(small_cfg(), jax.random.PRNGKey(0))) == {}
+    assert (
+        spectra.extract_spectra(small_cfg(), init_params(small_cfg(), jax.random.PRNGKey(0))) == {}
+    )
     assert spectra.eval_summary(small_cfg(), init_params(small_cfg(), jax.random.PRNGKey(0))) == {}
 
 
@@ -293,7 +373,9 @@ def test_checkpoint_round_trip_of_spectral_parameters(tmp_path):
     om, sg = clamp_paper(p["log_omega"], p["log_sigma"])
     np.testing.assert_array_equal(stored["mope_omega"], np.asarray(om))
     np.testing.assert_array_equal(stored["mope_sigma"], np.asarray(sg))
-    np.testing.assert_array_equal(spectra.read_spectra(tmp_path)["mope_sigma"], stored["mope_sigma"])
+    np.testing.assert_array_equal(
+        spectra.read_spectra(tmp_path)["mope_sigma"], stored["mope_sigma"]
+    )
     evals = [r for r in read_metrics(tmp_path) if "eval_val" in r]
     assert evals and all("mope_on_boundary_frac" in r for r in evals)
     import json
@@ -319,13 +401,18 @@ def test_decay_only_prediction_matches_optax_without_gradients():
         p = optax.apply_updates(p, updates)
     want = spectra.decay_only_prediction(cfg, np.asarray(p0["log_sigma"]))
     np.testing.assert_allclose(np.asarray(p["log_sigma"]), want, rtol=1e-5)
-    assert np.all(np.abs(want) < 0.7 * np.abs(np.asarray(p0["log_sigma"])))  # the decay is large here (x0.64)
+    assert np.all(
+        np.abs(want) < 0.7 * np.abs(np.asarray(p0["log_sigma"]))
+    )  # the decay is large here (x0.64)
 
 
 def test_sigma_omega_plot_is_written(tmp_path):
     pytest.importorskip("matplotlib")
     lo, ls = morlet_init(8)
     om, sg = clamp_paper(jnp.asarray(lo), jnp.asarray(ls) - 0.2)
-    out = spectra.plot_sigma_omega(tmp_path / "s.png", {"a": {"omega": np.asarray(om), "sigma": np.asarray(sg)}},
-                                   init={"omega": np.exp(lo), "sigma": np.exp(ls)})
+    out = spectra.plot_sigma_omega(
+        tmp_path / "s.png",
+        {"a": {"omega": np.asarray(om), "sigma": np.asarray(sg)}},
+        init={"omega": np.exp(lo), "sigma": np.exp(ls)},
+    )
     assert out.stat().st_size > 1000

@@ -26,14 +26,24 @@ def free_port() -> int:
 def test_two_process_sweep_matches_single_runs(tmp_path):
     port, run_dir = str(free_port()), tmp_path / "sweep"
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(Path(__file__).parents[1])}
-    procs = [subprocess.Popen([sys.executable, str(WORKER), str(i), port, str(run_dir)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), str(i), port, str(run_dir)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0 and "OK" in out, err[-3000:]
     cfg = apply_overrides(get_preset("smoke"), ["train.max_steps=10"])
     for seed in (0, 1):
-        single = run(apply_overrides(cfg, [f"train.seed={seed}"]), tmp_path / f"single{seed}", progress=False)
+        single = run(
+            apply_overrides(cfg, [f"train.seed={seed}"]), tmp_path / f"single{seed}", progress=False
+        )
         rec = json.loads((run_dir / f"seed{seed}" / "final.json").read_text())
         # each process runs its seed with the one-device program: bitwise equal to run()
         assert rec["final_val_loss"] == single.final["final_val_loss"]

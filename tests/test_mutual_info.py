@@ -56,7 +56,9 @@ def test_word_and_merge_tokenisers():
     assert len(merges) < 50 and words.chars_per_token == len(text) / (len(text.split()) * 2)
     assert all(len(t) == 1 or not any(c.isspace() for c in t) for t in vocab)
     # overlapping pairs merge left to right: a a a -> (aa) a
-    np.testing.assert_array_equal(mi._merge_pair(np.array([1, 1, 1, 2, 1, 1]), 1, 1, 9), [9, 1, 2, 9])
+    np.testing.assert_array_equal(
+        mi._merge_pair(np.array([1, 1, 1, 2, 1, 1]), 1, 1, 9), [9, 1, 2, 9]
+    )
 
 
 def test_cap_vocab_keeps_frequent_ids():
@@ -73,7 +75,10 @@ def test_block_task_kernel_has_the_width_it_was_built_with(block_len):
     # the MI kernel is dominated by the markers' period: its first strong peak is at r = B
     # (B >= 8; for short blocks the copy outweighs it) -- W ~ B either way
     if block_len >= 8:
-        assert dependency.kernel_width(dependency.dependency_kernel(stream, 2 * block_len, kind="mi")) == block_len
+        assert (
+            dependency.kernel_width(dependency.dependency_kernel(stream, 2 * block_len, kind="mi"))
+            == block_len
+        )
 
 
 def test_collapse_spread():

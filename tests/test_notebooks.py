@@ -15,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("nbclient", reason="the notebook tests need the dev extra: pip install -e '.[dev]'")
-pytest.importorskip("ipykernel", reason="the notebook tests need the dev extra: pip install -e '.[dev]'")
+pytest.importorskip(
+    "nbclient", reason="the notebook tests need the dev extra: pip install -e '.[dev]'"
+)
+pytest.importorskip(
+    "ipykernel", reason="the notebook tests need the dev extra: pip install -e '.[dev]'"
+)
 
 COLAB = Path(__file__).resolve().parents[1] / "colab"
 _spec = importlib.util.spec_from_file_location("make_notebooks", COLAB / "make_notebooks.py")
@@ -46,12 +50,19 @@ def test_notebook_structure(name):
     nb = mk.nbformat.read(COLAB / f"{name}.ipynb", as_version=4)
     first = nb.cells[0]
     assert first.cell_type == "markdown"
-    assert f"colab.research.google.com/github/{mk.GITHUB_REPO}/blob/main/colab/{name}.ipynb" in first.source
+    assert (
+        f"colab.research.google.com/github/{mk.GITHUB_REPO}/blob/main/colab/{name}.ipynb"
+        in first.source
+    )
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one parameter cell"
-    install = [c for c in nb.cells if c.cell_type == "code" and "find_spec(\"mope_jax\") is None" in c.source]
+    install = [
+        c for c in nb.cells if c.cell_type == "code" and 'find_spec("mope_jax") is None' in c.source
+    ]
     assert len(install) == 1 and nb.cells.index(install[0]) < nb.cells.index(tagged[0])
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "outputs must be cleared"
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), (
+        "outputs must be cleared"
+    )
 
 
 @pytest.mark.slow

@@ -23,7 +23,14 @@ from tests.reference import paper_c_np as ref
 
 KEY = jax.random.PRNGKey(0)
 B, T, H, D = 2, 16, 2, 4
-LADDER = {"dc": 0.0, "1": 1.0, "4": 4.0, "16": 16.0, "64": 64.0, "nyquist": 128.0}  # bins at T = 256
+LADDER = {
+    "dc": 0.0,
+    "1": 1.0,
+    "4": 4.0,
+    "16": 16.0,
+    "64": 64.0,
+    "nyquist": 128.0,
+}  # bins at T = 256
 
 
 def _cfg(variant: str, t: int = T) -> ModelConfig:
@@ -59,26 +66,66 @@ def _bilateral_ref(windows):
 
 # (variant, parameter name or None, reference builder p -> fn(h, q, k); p = the parameter array)
 CASES = {
-    "fourier-qk": ("log_center", lambda p: _bilateral_ref(
-        lambda h: [ref.gaussian_window(math.exp(p[0, h]), T)])),
-    "multifourier-qk": ("log_center", lambda p: _bilateral_ref(
-        lambda h: [ref.gaussian_window(math.exp(p[i, h]), T) for i in range(4)])),
-    "fixed-bin-learned": ("log_center", lambda p: _bilateral_ref(
-        lambda h: [ref.gaussian_window(math.exp(p[0, h]), T)])),
-    **{f"fixed-bin-{r}": (None, lambda p, b=b: _bilateral_ref(
-        lambda h: [ref.gaussian_window(ref.ladder_center(b, T), T)])) for r, b in LADDER.items()},
-    "mexhat-k4-qk": ("log_s", lambda p: _bilateral_ref(lambda h: list(ref.mexhat_k4(np.exp(p[h]), T)))),
-    "causal-morlet": ("log_scale", lambda p: lambda h, q, k: ref.complex_scores(
-        q, k, ref.morlet_taps_l2(math.exp(p[h]), 128))),
-    **{f"causal-morlet-a{a}": (None, lambda p, a=a: lambda h, q, k: ref.complex_scores(
-        q, k, ref.morlet_taps_l2(float(a), 128))) for a in (2, 4, 8, 16, 32)},
-    "causal-morlet-l1": ("log_scale", lambda p: lambda h, q, k: ref.complex_scores(
-        q, k, ref.morlet_taps_l1(math.exp(p[h]), 128, T))),
-    "causal-freq-qk": ("log_freq", lambda p: lambda h, q, k: ref.complex_scores(
-        q, k, ref.freq_taps(p[h], 8.0, 128, T))),
-    "seedc-collapse-qk": ("log_center", lambda p: lambda h, q, k: (
-        (ref.collapse_weights(math.exp(p[h]), T)[:, None] * q) @ (ref.collapse_weights(math.exp(p[h]), T)[:, None] * k).T
-        / math.sqrt(D))),
+    "fourier-qk": (
+        "log_center",
+        lambda p: _bilateral_ref(lambda h: [ref.gaussian_window(math.exp(p[0, h]), T)]),
+    ),
+    "multifourier-qk": (
+        "log_center",
+        lambda p: _bilateral_ref(
+            lambda h: [ref.gaussian_window(math.exp(p[i, h]), T) for i in range(4)]
+        ),
+    ),
+    "fixed-bin-learned": (
+        "log_center",
+        lambda p: _bilateral_ref(lambda h: [ref.gaussian_window(math.exp(p[0, h]), T)]),
+    ),
+    **{
+        f"fixed-bin-{r}": (
+            None,
+            lambda p, b=b: _bilateral_ref(
+                lambda h: [ref.gaussian_window(ref.ladder_center(b, T), T)]
+            ),
+        )
+        for r, b in LADDER.items()
+    },
+    "mexhat-k4-qk": (
+        "log_s",
+        lambda p: _bilateral_ref(lambda h: list(ref.mexhat_k4(np.exp(p[h]), T))),
+    ),
+    "causal-morlet": (
+        "log_scale",
+        lambda p: lambda h, q, k: ref.complex_scores(q, k, ref.morlet_taps_l2(math.exp(p[h]), 128)),
+    ),
+    **{
+        f"causal-morlet-a{a}": (
+            None,
+            lambda p, a=a: (
+                lambda h, q, k: ref.complex_scores(q, k, ref.morlet_taps_l2(float(a), 128))
+            ),
+        )
+        for a in (2, 4, 8, 16, 32)
+    },
+    "causal-morlet-l1": (
+        "log_scale",
+        lambda p: (
+            lambda h, q, k: ref.complex_scores(q, k, ref.morlet_taps_l1(math.exp(p[h]), 128, T))
+        ),
+    ),
+    "causal-freq-qk": (
+        "log_freq",
+        lambda p: lambda h, q, k: ref.complex_scores(q, k, ref.freq_taps(p[h], 8.0, 128, T)),
+    ),
+    "seedc-collapse-qk": (
+        "log_center",
+        lambda p: (
+            lambda h, q, k: (
+                (ref.collapse_weights(math.exp(p[h]), T)[:, None] * q)
+                @ (ref.collapse_weights(math.exp(p[h]), T)[:, None] * k).T
+                / math.sqrt(D)
+            )
+        ),
+    ),
 }
 LEARNED = [v for v, (name, _) in CASES.items() if name is not None]
 
@@ -122,7 +169,9 @@ def test_learned_parameter_gradient_matches_numpy_finite_difference(variant):
     r = np.asarray(jax.random.normal(jax.random.PRNGKey(2), (B, H, T, T)), np.float64)
     with jax.enable_x64(True):
         q64, k64 = jnp.asarray(q, jnp.float64), jnp.asarray(k, jnp.float64)
-        grad = jax.grad(lambda p: jnp.sum(_scores(module, {name: p}, q64, k64) * r))(jnp.asarray(p0))
+        grad = jax.grad(lambda p: jnp.sum(_scores(module, {name: p}, q64, k64) * r))(
+            jnp.asarray(p0)
+        )
     grad = np.asarray(grad, np.float64)
 
     def loss(p):
@@ -148,7 +197,10 @@ def test_window_norms():
         w2 = sp.gaussian_window(jnp.asarray([c]), 9, 2.0, "l2")[0]
         _assert_close(w2, ref.gaussian_window(c, 16, 2.0, "l2"))
         np.testing.assert_allclose(jnp.sqrt(jnp.sum(w2**2)), 1.0, rtol=1e-6)
-        _assert_close(sp.gaussian_window(jnp.asarray([c]), 9, 2.0, "l1")[0], ref.gaussian_window(c, 16, 2.0, "l1"))
+        _assert_close(
+            sp.gaussian_window(jnp.asarray([c]), 9, 2.0, "l1")[0],
+            ref.gaussian_window(c, 16, 2.0, "l1"),
+        )
     with pytest.raises(ValueError, match="filter_norm='l3' is not valid; choose one of l1, l2"):
         sp.gaussian_window(jnp.asarray([1.0]), 9, 2.0, "l3")
 
@@ -157,11 +209,15 @@ def test_ladder_rule_keeps_period_and_end_points():
     for t in (16, 64, 256):
         assert sp.ladder_bin(0.0, t) == 0.0 and sp.ladder_bin(128.0, t) == t / 2  # DC, Nyquist
         assert sp.ladder_bin(4.0, t) == ref.ladder_center(4.0, t)
-        assert math.isclose(t / sp.ladder_bin(64.0, t), 4.0)  # bin 64 of 256 = period 4 tokens at any T
+        assert math.isclose(
+            t / sp.ladder_bin(64.0, t), 4.0
+        )  # bin 64 of 256 = period 4 tokens at any T
     assert {f"fixed-bin-{r}" for r in sp.FIXED_BIN_LADDER} <= set(model_variants())
     for r, b in LADDER.items():
         assert model_variants()[f"fixed-bin-{r}"].model["filter_fixed_bin"] == b
-    assert not init_params(_cfg("fixed-bin-4"), KEY)["h_0"]["attn"].get("SpectralFilter_0")  # not trained
+    assert not init_params(_cfg("fixed-bin-4"), KEY)["h_0"]["attn"].get(
+        "SpectralFilter_0"
+    )  # not trained
 
 
 def test_morlet_l2_normalises_over_all_128_taps_even_when_t_is_shorter():
@@ -219,9 +275,23 @@ def test_author_surrogates_match_reference(mode):
     phi_k = np.broadcast_to(np.asarray(phi_k, np.float64), (B, T // 2 + 1, H, D))
     for x, xt, phi in ((q, qt, phi_q), (k, kt, phi_k)):
         x = np.asarray(x, np.float64)
-        r = np.stack([np.stack([np.fft.irfft(ref.surrogate(np.fft.rfft(x[b, :, h], axis=0), mode, phi[b, :, h])
-                                             * np.asarray(w[h], np.float64)[:, None], n=T, axis=0)
-                                for h in range(H)], axis=1) for b in range(B)])  # (B,T,H,D)
+        r = np.stack(
+            [
+                np.stack(
+                    [
+                        np.fft.irfft(
+                            ref.surrogate(np.fft.rfft(x[b, :, h], axis=0), mode, phi[b, :, h])
+                            * np.asarray(w[h], np.float64)[:, None],
+                            n=T,
+                            axis=0,
+                        )
+                        for h in range(H)
+                    ],
+                    axis=1,
+                )
+                for b in range(B)
+            ]
+        )  # (B,T,H,D)
         _assert_close(xt, r)
 
 
@@ -238,7 +308,10 @@ def test_phase_shift_rotates_both_spectra_and_add_shift_only_q():
 
 def test_unknown_phase_mode_fails_with_one_line_naming_choices():
     q, k = _qk()
-    with pytest.raises(ValueError, match=r"model.filter_phase='shared' is not valid; choose one of none, phase_rand"):
+    with pytest.raises(
+        ValueError,
+        match=r"model.filter_phase='shared' is not valid; choose one of none, phase_rand",
+    ):
         sp.spectral_filter_qk(q, k, jnp.ones((H, T // 2 + 1)), phase="shared", key=KEY)
 
 
@@ -249,18 +322,28 @@ def test_records_carry_the_norms_and_the_learned_spectra():
     cfg = _cfg("fourier-qk")
     assert cfg.filter_norm == "l2" and ModelConfig().filter_norm == "l1"
     assert _cfg("causal-morlet").kernel_norm == "l2" and _cfg("causal-morlet").kernel_len == 128
-    assert _cfg("causal-morlet-l1").kernel_norm == "l1" and _cfg("mexhat-window-qk").filter_norm == "l1"
-    for variant, names in [("fixed-bin-learned", {"qk_center", "qk_period"}),
-                           ("mexhat-k4-qk", {"qk_mexhat_s", "qk_mexhat_period"}),
-                           ("causal-freq-qk", {"qk_freq", "qk_freq_period"}),
-                           ("causal-morlet", {"qk_kernel_scale"}),
-                           ("seedc-collapse-qk", {"qk_center", "qk_period"})]:
+    assert (
+        _cfg("causal-morlet-l1").kernel_norm == "l1"
+        and _cfg("mexhat-window-qk").filter_norm == "l1"
+    )
+    for variant, names in [
+        ("fixed-bin-learned", {"qk_center", "qk_period"}),
+        ("mexhat-k4-qk", {"qk_mexhat_s", "qk_mexhat_period"}),
+        ("causal-freq-qk", {"qk_freq", "qk_freq_period"}),
+        ("causal-morlet", {"qk_kernel_scale"}),
+        ("seedc-collapse-qk", {"qk_center", "qk_period"}),
+    ]:
         cfg = dataclasses.replace(_cfg(variant, t=256), n_layer=2)
         got = extract_spectra(cfg, init_params(cfg, KEY))
         assert set(got) == names, variant
         assert all(v.shape[0] == 2 for v in got.values())  # one entry per layer
     cfg = dataclasses.replace(_cfg("mexhat-k4-qk", t=256), n_layer=1)
-    np.testing.assert_allclose(extract_spectra(cfg, init_params(cfg, KEY))["qk_mexhat_period"][0, 0],
-                               sp.PAPER_PERIODS, rtol=1e-5)
+    np.testing.assert_allclose(
+        extract_spectra(cfg, init_params(cfg, KEY))["qk_mexhat_period"][0, 0],
+        sp.PAPER_PERIODS,
+        rtol=1e-5,
+    )
     cfg = _cfg("fixed-bin-learned", t=256)
-    np.testing.assert_allclose(extract_spectra(cfg, init_params(cfg, KEY))["qk_center"], 4.0, rtol=1e-6)
+    np.testing.assert_allclose(
+        extract_spectra(cfg, init_params(cfg, KEY))["qk_center"], 4.0, rtol=1e-6
+    )

@@ -29,7 +29,10 @@ def _dgelu64(x: np.ndarray) -> np.ndarray:
 
 def test_gelu_matches_float64_reference_and_jax():
     x = np.linspace(-12.0, 12.0, 4801, dtype=np.float32)
-    ours, theirs = np.asarray(gelu(jnp.asarray(x))), np.asarray(jax.nn.gelu(jnp.asarray(x), approximate=False))
+    ours, theirs = (
+        np.asarray(gelu(jnp.asarray(x))),
+        np.asarray(jax.nn.gelu(jnp.asarray(x), approximate=False)),
+    )
     ref = _gelu64(x)
     # 1 + erf(x/sqrt2) cancels for x < 0: the error is absolute (<= a few ulp of 1), not
     # relative; jax.nn.gelu's erfc form has about half of it.
@@ -45,7 +48,11 @@ def test_gelu_derivative_matches_float64_reference():
     np.testing.assert_allclose(d, _dgelu64(x), rtol=1e-5, atol=1e-6)
     # second derivative through the custom jvp rule: phi(x) (2 - x^2)
     d2 = np.asarray(jax.vmap(jax.grad(jax.grad(gelu)))(jnp.asarray(x)))
-    ref2 = np.exp(-0.5 * x.astype(np.float64) ** 2) / math.sqrt(2 * math.pi) * (2 - x.astype(np.float64) ** 2)
+    ref2 = (
+        np.exp(-0.5 * x.astype(np.float64) ** 2)
+        / math.sqrt(2 * math.pi)
+        * (2 - x.astype(np.float64) ** 2)
+    )
     np.testing.assert_allclose(d2, ref2, rtol=1e-4, atol=1e-6)
 
 
@@ -59,7 +66,9 @@ def test_model_loss_and_grads_equal_with_jax_gelu(monkeypatch):
     import mope_jax.model as model_mod
 
     cfg = ModelConfig(vocab_size=17, block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0)
-    params = jax.tree_util.tree_map(lambda p: p * 20.0 if p.ndim == 2 else p, init_params(cfg, jax.random.PRNGKey(0)))
+    params = jax.tree_util.tree_map(
+        lambda p: p * 20.0 if p.ndim == 2 else p, init_params(cfg, jax.random.PRNGKey(0))
+    )
     x = jax.random.randint(jax.random.PRNGKey(1), (2, 16), 0, 17)
     y = jnp.roll(x, -1, axis=1)
 
@@ -67,17 +76,23 @@ def test_model_loss_and_grads_equal_with_jax_gelu(monkeypatch):
         return cross_entropy(GPT(cfg).apply({"params": p}, x), y)
 
     l_new, g_new = jax.value_and_grad(loss)(params)
-    monkeypatch.setattr(model_mod, "gelu", lambda h, approximate=False: jax.nn.gelu(h, approximate=approximate))
+    monkeypatch.setattr(
+        model_mod, "gelu", lambda h, approximate=False: jax.nn.gelu(h, approximate=approximate)
+    )
     l_old, g_old = jax.value_and_grad(loss)(params)
     assert float(l_old) > 1.0
     np.testing.assert_allclose(l_new, l_old, rtol=1e-6)
     for a, b in zip(jax.tree_util.tree_leaves(g_new), jax.tree_util.tree_leaves(g_old)):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)  # grads of a 20x-scaled net: f32 sums of ~1e3 terms
+        np.testing.assert_allclose(
+            a, b, rtol=1e-4, atol=1e-6
+        )  # grads of a 20x-scaled net: f32 sums of ~1e3 terms
 
 
 def _tiny_cfg(**model) -> Config:
     return Config(
-        model=ModelConfig(vocab_size=11, block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.1, **model),
+        model=ModelConfig(
+            vocab_size=11, block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.1, **model
+        ),
         train=TrainConfig(batch_size=4, max_steps=10, warmup_steps=1, lr=1e-2),
     )
 
@@ -92,7 +107,9 @@ def test_data_parallel_steps_equal_single_device():
     state = jax.jit(one.init)(jax.random.PRNGKey(0))
     s1, m1 = jax.jit(one.train_steps, static_argnums=2)(state, data, 3)
     rep = NamedSharding(mesh, P())
-    s2, m2 = jax.jit(dp.train_steps, static_argnums=2)(jax.device_put(state, rep), jax.device_put(data, rep), 3)
+    s2, m2 = jax.jit(dp.train_steps, static_argnums=2)(
+        jax.device_put(state, rep), jax.device_put(data, rep), 3
+    )
     assert len(jax.tree_util.tree_leaves(s2.params)[0].sharding.device_set) == 2
     # The same batches and dropout masks; only the gradient all-reduce sums in another order.
     np.testing.assert_allclose(m2["loss"], m1["loss"], rtol=1e-5)
@@ -112,7 +129,7 @@ def _np_threefry2x32(key: tuple[int, int], ctr: tuple[int, int]) -> tuple[int, i
     ks = [key[0], key[1], key[0] ^ key[1] ^ 0x1BD11BDA]
     x = [(ctr[0] + ks[0]) & mask, (ctr[1] + ks[1]) & mask]
     for i in range(5):
-        for r in rot[4 * (i % 2): 4 * (i % 2) + 4]:
+        for r in rot[4 * (i % 2) : 4 * (i % 2) + 4]:
             x[0] = (x[0] + x[1]) & mask
             x[1] = ((x[1] << r) | (x[1] >> (32 - r))) & mask
             x[1] ^= x[0]
@@ -124,7 +141,10 @@ def _np_threefry2x32(key: tuple[int, int], ctr: tuple[int, int]) -> tuple[int, i
 def test_python_threefry_reference_matches_random123_known_answers():
     # Known-answer vectors of Random123 (kat_vectors, threefry2x32_20)
     assert _np_threefry2x32((0, 0), (0, 0)) == (0x6B200159, 0x99BA4EFE)
-    assert _np_threefry2x32((0x13198A2E, 0x03707344), (0x243F6A88, 0x85A308D3)) == (0xC4923A9C, 0x483DF7A0)
+    assert _np_threefry2x32((0x13198A2E, 0x03707344), (0x243F6A88, 0x85A308D3)) == (
+        0xC4923A9C,
+        0x483DF7A0,
+    )
 
 
 def test_unrolled_threefry_gives_the_same_bits():
@@ -140,7 +160,9 @@ def test_unrolled_threefry_gives_the_same_bits():
             assert perf.threefry_unrolled() == unrolled
             # fresh jitted functions, so each is lowered with the rule just registered
             bits = jax.jit(lambda k, c: threefry_2x32(k, c))(key, count)
-            mask = jax.jit(lambda k: jax.random.bernoulli(k, 0.9, (4, 3, 33)))(jax.random.PRNGKey(7))
+            mask = jax.jit(lambda k: jax.random.bernoulli(k, 0.9, (4, 3, 33)))(
+                jax.random.PRNGKey(7)
+            )
             draws[unrolled] = (np.asarray(bits), np.asarray(mask))
             hlo = jax.jit(lambda k, c: threefry_2x32(k, c)).lower(key, count).compile().as_text()
             assert (" while(" in hlo) != unrolled  # the rule in effect: rolled = a while loop
@@ -149,7 +171,10 @@ def test_unrolled_threefry_gives_the_same_bits():
     np.testing.assert_array_equal(draws[True][0], draws[False][0])
     np.testing.assert_array_equal(draws[True][1], draws[False][1])
     # and both are Threefry-2x32: the counter is split in halves (x0 = first half, x1 = second)
-    expect = [_np_threefry2x32((int(key[0]), int(key[1])), (int(count[i]), int(count[i + 37]))) for i in range(37)]
+    expect = [
+        _np_threefry2x32((int(key[0]), int(key[1])), (int(count[i]), int(count[i + 37])))
+        for i in range(37)
+    ]
     np.testing.assert_array_equal(draws[True][0][:37], np.array([e[0] for e in expect], np.uint32))
     np.testing.assert_array_equal(draws[True][0][37:], np.array([e[1] for e in expect], np.uint32))
 
@@ -162,9 +187,13 @@ def test_threefry_patch_is_gated_on_the_jax_version(monkeypatch):
     from mope_jax import perf
 
     key, count = np.array([1, 2], np.uint32), np.arange(8, dtype=np.uint32)
-    assert perf.supported(jax.__version__), f"pyproject allows jax {jax.__version__}, perf.TESTED_JAX does not"
+    assert perf.supported(jax.__version__), (
+        f"pyproject allows jax {jax.__version__}, perf.TESTED_JAX does not"
+    )
     assert perf.fast_cpu_threefry(True) and perf.threefry_status() == "active"
-    assert not perf.supported("0.11.0") and not perf.supported("1.0") and not perf.supported("garbage")
+    assert (
+        not perf.supported("0.11.0") and not perf.supported("1.0") and not perf.supported("garbage")
+    )
     try:
         perf.fast_cpu_threefry(False)
         monkeypatch.setattr(jax, "__version__", "0.99.0")
@@ -185,7 +214,9 @@ def test_pyproject_bounds_jax_to_the_tested_versions():
 
     from mope_jax import perf
 
-    deps = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    deps = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())[
+        "project"
+    ]
     spec = next(d for d in deps["dependencies"] if d.startswith("jax"))
     upper = spec.split("<")[1].strip()
     major, minor = (int(x) for x in upper.split(".")[:2])

@@ -33,8 +33,12 @@ from mope_jax.train import load_run, run
 # loop and Orbax's read coroutines are abandoned; Python reports each as an unraisable
 # exception, possibly during a later test (the CLI silences exactly these two kinds).
 pytestmark = [
-    pytest.mark.filterwarnings(r"ignore:(?s).*Event loop is closed:pytest.PytestUnraisableExceptionWarning"),
-    pytest.mark.filterwarnings(r"ignore:(?s).*_read_array_index_and_device_put:pytest.PytestUnraisableExceptionWarning"),
+    pytest.mark.filterwarnings(
+        r"ignore:(?s).*Event loop is closed:pytest.PytestUnraisableExceptionWarning"
+    ),
+    pytest.mark.filterwarnings(
+        r"ignore:(?s).*_read_array_index_and_device_put:pytest.PytestUnraisableExceptionWarning"
+    ),
 ]
 
 MOPE = ["model.pos_encoding=morlet"]  # a model whose record carries learned spectra (omega, sigma)
@@ -46,7 +50,9 @@ def smoke(*overrides):
 
 def leaves_equal(a, b) -> bool:
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
-    return len(la) == len(lb) and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(
+        np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(la, lb)
+    )
 
 
 class Killed(BaseException):
@@ -71,14 +77,18 @@ def copy_run(full, tmp_path, name="copy") -> Path:
 def same_record(a: dict, b: dict) -> None:
     """Equal except wall-clock fields (rates and seconds are measured, not computed)."""
     drop = ("tokens_per_s", "train_seconds", "env")
-    assert {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+    assert {k: v for k, v in a.items() if k not in drop} == {
+        k: v for k, v in b.items() if k not in drop
+    }
     assert isinstance(b["tokens_per_s"], float) and b["tokens_per_s"] > 0
 
 
 # --------------------------------------------------------------------------- 1. kill windows
 
 
-def test_kill_after_final_save_before_record_resumes_into_the_full_record(tmp_path, monkeypatch, full):
+def test_kill_after_final_save_before_record_resumes_into_the_full_record(
+    tmp_path, monkeypatch, full
+):
     def kill(path):
         raise Killed
 
@@ -88,12 +98,30 @@ def test_kill_after_final_save_before_record_resumes_into_the_full_record(tmp_pa
     assert not (tmp_path / "r" / "final.json").exists()
     monkeypatch.undo()
     logs = []
-    again = run(smoke(), tmp_path / "r", progress=False, log=logs.append)  # used to crash on tokens_per_s None
+    again = run(
+        smoke(), tmp_path / "r", progress=False, log=logs.append
+    )  # used to crash on tokens_per_s None
     assert any("from step 20" in m for m in logs)
     same_record(full.final, again.final)  # spectra recomputed from the restored state
     assert again.final["spectra"] == full.final["spectra"] and again.final["spectra"]
-    assert json.loads((tmp_path / "r" / "final.json").read_text()) == json.loads(json.dumps(again.final))
-    assert main(["train", "--preset", "smoke", "--no-progress", "--run-dir", str(tmp_path / "r"), *MOPE, "name=smoke"]) == 0
+    assert json.loads((tmp_path / "r" / "final.json").read_text()) == json.loads(
+        json.dumps(again.final)
+    )
+    assert (
+        main(
+            [
+                "train",
+                "--preset",
+                "smoke",
+                "--no-progress",
+                "--run-dir",
+                str(tmp_path / "r"),
+                *MOPE,
+                "name=smoke",
+            ]
+        )
+        == 0
+    )
 
 
 def test_kill_during_record_write_leaves_no_half_record(tmp_path, monkeypatch, full):
@@ -123,7 +151,9 @@ def test_half_written_record_is_rebuilt_and_a_complete_one_is_kept(tmp_path, ful
     same_record(full.final, again.final)
     before = (run_dir / "final.json").read_bytes()
     run(smoke(), run_dir, progress=False, log=lambda m: None)
-    assert (run_dir / "final.json").read_bytes() == before  # a finished run reopened keeps its record
+    assert (
+        run_dir / "final.json"
+    ).read_bytes() == before  # a finished run reopened keeps its record
 
 
 def test_finished_sweep_rerun_keeps_and_rebuilds_records_with_spectra(tmp_path):
@@ -138,7 +168,10 @@ def test_finished_sweep_rerun_keeps_and_rebuilds_records_with_spectra(tmp_path):
     assert [f.read_bytes() for f in files] == before  # not rewritten without spectra
     files[1].unlink()  # killed after the final save, before the second record
     again = sweep(cfg, [0, 1], tmp_path / "s", strategy="map", progress=False, log=lambda m: None)
-    assert again.records[1]["spectra"] == res.records[1]["spectra"] and again.records[1]["tokens_per_s"]
+    assert (
+        again.records[1]["spectra"] == res.records[1]["spectra"]
+        and again.records[1]["tokens_per_s"]
+    )
     assert json.loads(files[1].read_text())["curve"] == res.records[1]["curve"]
     # a damaged newest sweep checkpoint: resume from step 5 to the same records, bitwise
     for f in files:
@@ -146,18 +179,26 @@ def test_finished_sweep_rerun_keeps_and_rebuilds_records_with_spectra(tmp_path):
     CORRUPTIONS["flipped bytes in a data file"](tmp_path / "s" / "checkpoints" / "10")
     logs = []
     resumed = sweep(cfg, [0, 1], tmp_path / "s", strategy="map", progress=False, log=logs.append)
-    assert any("step 10" in m and "skipped" in m for m in logs) and any("from step 5" in m for m in logs)
+    assert any("step 10" in m and "skipped" in m for m in logs) and any(
+        "from step 5" in m for m in logs
+    )
     assert leaves_equal(resumed.states.params, res.states.params)
     for a, b in zip(res.records, resumed.records):
-        assert (a["curve"], a["final_val_loss"], a["spectra"]) == (b["curve"], b["final_val_loss"], b["spectra"])
+        assert (a["curve"], a["final_val_loss"], a["spectra"]) == (
+            b["curve"],
+            b["final_val_loss"],
+            b["spectra"],
+        )
 
 
 # --------------------------------------------------------------------------- 3. damaged checkpoints
 
 
 def _largest_data_file(step_dir: Path) -> Path:
-    return max((p for p in (step_dir / "state").rglob("*") if p.is_file() and p.parent.name == "d"),
-               key=lambda p: p.stat().st_size)
+    return max(
+        (p for p in (step_dir / "state").rglob("*") if p.is_file() and p.parent.name == "d"),
+        key=lambda p: p.stat().st_size,
+    )
 
 
 def _flip(path: Path) -> None:
@@ -175,10 +216,14 @@ def _retag_digest(step_dir: Path) -> None:
 
 CORRUPTIONS = {
     "deleted data file": lambda s: _largest_data_file(s).unlink(),
-    "truncated data file": lambda s: os.truncate(_largest_data_file(s), _largest_data_file(s).stat().st_size // 2),
+    "truncated data file": lambda s: os.truncate(
+        _largest_data_file(s), _largest_data_file(s).stat().st_size // 2
+    ),
     "missing _METADATA": lambda s: (s / "state" / "_METADATA").unlink(),
     "missing meta item": lambda s: shutil.rmtree(s / "meta"),
-    "emptied step dir": lambda s: [shutil.rmtree(p) if p.is_dir() else p.unlink() for p in list(s.iterdir())],
+    "emptied step dir": lambda s: [
+        shutil.rmtree(p) if p.is_dir() else p.unlink() for p in list(s.iterdir())
+    ],
     "garbage metadata": lambda s: (s / "meta" / "metadata").write_text("{not json"),
     "deleted manifest": lambda s: (s / "state" / "manifest.ocdbt").unlink(),
     "flipped bytes in a data file": lambda s: _flip(_largest_data_file(s)),
@@ -206,8 +251,12 @@ def test_resume_after_damage_and_a_partial_metrics_line_equals_uninterrupted(tmp
         f.write('{"step": 25, "loss": 1.2')  # a kill during an append
     logs = []
     res = run(smoke(), run_dir, progress=False, log=logs.append)
-    assert any("step 20" in m and "skipped" in m for m in logs) and any("from step 10" in m for m in logs)
-    assert leaves_equal(res.state.params, full.state.params) and leaves_equal(res.state.opt_state, full.state.opt_state)
+    assert any("step 20" in m and "skipped" in m for m in logs) and any(
+        "from step 10" in m for m in logs
+    )
+    assert leaves_equal(res.state.params, full.state.params) and leaves_equal(
+        res.state.opt_state, full.state.opt_state
+    )
     same_record(full.final, res.final)
     assert [p.name.split("-")[0] for p in (run_dir / SKIPPED_DIR).iterdir()] == ["20"]
     assert [r["step"] for r in read_jsonl(run_dir / "metrics.jsonl")] == list(range(5, 21, 5))
@@ -224,7 +273,9 @@ def test_no_intact_checkpoint_is_one_error_naming_every_step(tmp_path, full):
 # --------------------------------------------------------------------------- 2. non-finite
 
 
-def test_non_finite_parameters_are_never_saved_and_the_message_names_the_real_last_good(tmp_path, monkeypatch):
+def test_non_finite_parameters_are_never_saved_and_the_message_names_the_real_last_good(
+    tmp_path, monkeypatch
+):
     calls = []
 
     def finite_until_step_15(params):
@@ -232,8 +283,11 @@ def test_non_finite_parameters_are_never_saved_and_the_message_names_the_real_la
         return len(calls) < 3  # chunks end at 5, 10, 15: the third state is "bad"
 
     monkeypatch.setattr(train_mod, "params_finite", finite_until_step_15)
-    with pytest.raises(TrainingError, match=r"parameters became non-finite by step 15; the last good checkpoint "
-                                            r"\(step 10\)"):
+    with pytest.raises(
+        TrainingError,
+        match=r"parameters became non-finite by step 15; the last good checkpoint "
+        r"\(step 10\)",
+    ):
         run(smoke(), tmp_path / "r", progress=False, log=lambda m: None)
     with Checkpointer(tmp_path / "r" / "checkpoints", read_only=True) as ck:
         assert ck.all_steps() == [10]
@@ -241,7 +295,11 @@ def test_non_finite_parameters_are_never_saved_and_the_message_names_the_real_la
 
 def test_non_finite_before_any_checkpoint_says_none_exists(tmp_path):
     with pytest.raises(TrainingError) as e:
-        run(smoke("train.lr=1e30", "train.grad_clip=1e30", "train.warmup_steps=1"), tmp_path / "nan", progress=False)
+        run(
+            smoke("train.lr=1e30", "train.grad_clip=1e30", "train.warmup_steps=1"),
+            tmp_path / "nan",
+            progress=False,
+        )
     assert "no checkpoint was saved" in str(e.value) and "None" not in str(e.value)
 
 
@@ -251,19 +309,29 @@ def test_non_finite_before_any_checkpoint_says_none_exists(tmp_path):
 def test_second_process_on_a_run_dir_is_refused(tmp_path, full):
     run_dir = copy_run(full, tmp_path)
     with RunLock(run_dir):  # another open file description: flock conflicts like another process
-        with pytest.raises(RunLockedError, match=f"in use by another process \\(pid {os.getpid()}\\)"):
+        with pytest.raises(
+            RunLockedError, match=f"in use by another process \\(pid {os.getpid()}\\)"
+        ):
             run(smoke(), run_dir, progress=False)
     run(smoke(), run_dir, progress=False, log=lambda m: None)  # released: fine again
 
 
 def test_lock_held_by_a_live_process_refuses_and_a_killed_holder_does_not_block(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time
         from mope_jax.rundir import RunLock
         RunLock({str(tmp_path)!r}).acquire()
         print("locked", flush=True)
         time.sleep(60)
-    """)], stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(RunLockedError, match=f"pid {holder.pid}"):
@@ -272,7 +340,9 @@ def test_lock_held_by_a_live_process_refuses_and_a_killed_holder_does_not_block(
         holder.send_signal(signal.SIGKILL)
         holder.wait()
     assert (tmp_path / ".lock").read_text().strip() == str(holder.pid)  # stale file left behind...
-    RunLock(tmp_path).acquire().release()  # ...does not block: the OS dropped the dead process's flock
+    RunLock(
+        tmp_path
+    ).acquire().release()  # ...does not block: the OS dropped the dead process's flock
 
 
 # --------------------------------------------------------------------------- 5. resume checks
@@ -309,7 +379,9 @@ def test_sigterm_exits_with_the_interrupted_code(tmp_path, monkeypatch):
         return self
 
     monkeypatch.setattr(train_mod._SigtermFlag, "__enter__", enter)
-    code = main(["train", "--preset", "smoke", "--no-progress", "--run-dir", str(tmp_path / "r"), *MOPE])
+    code = main(
+        ["train", "--preset", "smoke", "--no-progress", "--run-dir", str(tmp_path / "r"), *MOPE]
+    )
     assert code == EXIT_INTERRUPTED != 0
     with Checkpointer(tmp_path / "r" / "checkpoints", read_only=True) as ck:
         assert ck.all_steps() == [5]  # saved before exiting
@@ -322,7 +394,10 @@ def test_disk_full_during_save_is_one_line_saying_free_space(tmp_path, monkeypat
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(ocp.CheckpointManager, "save", full_disk)
-    with Checkpointer(tmp_path / "ck") as ck, pytest.raises(CheckpointError, match="disk full.*free space"):
+    with (
+        Checkpointer(tmp_path / "ck") as ck,
+        pytest.raises(CheckpointError, match="disk full.*free space"),
+    ):
         ck.save(3, {"w": np.ones(3, np.float32)}, {"config": {}})
 
 
@@ -336,7 +411,9 @@ def test_atomic_write_replaces_whole_files(tmp_path):
 def test_disk_full_while_writing_metrics_is_one_line(tmp_path, monkeypatch, full):
     run_dir = copy_run(full, tmp_path)
     (run_dir / "final.json").unlink()
-    shutil.rmtree(run_dir / "checkpoints" / "20")  # resume from 10: the next chunk appends a metrics line
+    shutil.rmtree(
+        run_dir / "checkpoints" / "20"
+    )  # resume from 10: the next chunk appends a metrics line
     real_open = Path.open
 
     def full_disk(self, mode="r", *a, **k):

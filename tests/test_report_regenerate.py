@@ -15,13 +15,18 @@ RESULTS = ROOT / "experiments" / "results"
 
 def test_committed_tables_match_their_json():
     drift = regenerate([RESULTS], check=True)
-    assert drift == [], ("tables differ from what their JSON renders; run "
-                         f"`mope-jax report --regenerate experiments/results`: {[str(p) for p in drift]}")
+    assert drift == [], (
+        "tables differ from what their JSON renders; run "
+        f"`mope-jax report --regenerate experiments/results`: {[str(p) for p in drift]}"
+    )
 
 
 def _copy(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / "experiments", tmp_path / "experiments",
-                    ignore=shutil.ignore_patterns("*.png", "__pycache__"))
+    shutil.copytree(
+        ROOT / "experiments",
+        tmp_path / "experiments",
+        ignore=shutil.ignore_patterns("*.png", "__pycache__"),
+    )
     return tmp_path / "experiments" / "results"
 
 
@@ -48,7 +53,9 @@ def test_cli_check_exit_codes(tmp_path, capsys):
     md.write_text(md.read_text() + "typed by hand\n")
     assert main(["report", "--regenerate", "--check", str(results / "fourierqk")]) == 1
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and "fourierqk_cpu.md" in out[0] and "mope-jax report --regenerate" in out[0]
+    assert (
+        len(out) == 1 and "fourierqk_cpu.md" in out[0] and "mope-jax report --regenerate" in out[0]
+    )
     assert main(["report", "--regenerate", str(results / "fourierqk")]) == 0
     assert main(["report", "--regenerate", "--check", str(results)]) == 0
     capsys.readouterr()
@@ -64,8 +71,16 @@ def test_write_report_json_renders_its_markdown(tmp_path):
     for seed, v in enumerate([2.0, 2.1]):
         d = tmp_path / "runs" / f"seed{seed}"
         d.mkdir(parents=True)
-        (d / "final.json").write_text(json.dumps({"name": "base", "seed": seed, "final_val_loss": v,
-                                                  "curve": [{"step": 1, "val": v, "train": v}]}))
+        (d / "final.json").write_text(
+            json.dumps(
+                {
+                    "name": "base",
+                    "seed": seed,
+                    "final_val_loss": v,
+                    "curve": [{"step": 1, "val": v, "train": v}],
+                }
+            )
+        )
     out = write_report([tmp_path / "runs"], tmp_path / "rep" / "t.md", command="test")
     assert json.loads(out.with_suffix(".json").read_text())["records"][1]["final_val_loss"] == 2.1
     assert regenerate([out.with_suffix(".json")], check=True) == []

@@ -56,7 +56,9 @@ def test_single_bin_window_selects_one_frequency():
     sig = np.cos(2 * np.pi * f0 * tt / t) + 0.7 * np.sin(2 * np.pi * 9 * tt / t)
     x = jnp.asarray(sig, jnp.float32)[None, :, None, None]  # (1,T,1,1)
     w = jnp.zeros((1, t // 2 + 1)).at[0, f0].set(1.0)
-    np.testing.assert_allclose(sp.spectral_filter(x, w)[0, :, 0, 0], np.cos(2 * np.pi * f0 * tt / t), atol=1e-5)
+    np.testing.assert_allclose(
+        sp.spectral_filter(x, w)[0, :, 0, 0], np.cos(2 * np.pi * f0 * tt / t), atol=1e-5
+    )
 
 
 def test_windows_normalised():
@@ -95,11 +97,11 @@ def test_kernel_taps_shapes_and_values():
     a = jnp.asarray([2.0, 8.0])
     g = sp.kernel_taps("gauss", a, 10)
     j = np.arange(10.0)
-    ref = np.exp(-j**2 / 8.0)
+    ref = np.exp(-(j**2) / 8.0)
     np.testing.assert_allclose(g[0, 0], ref / ref.sum(), rtol=1e-5)
     m = sp.kernel_taps("morlet", a, 10)
     assert m.shape == (2, 2, 10)
-    z = np.exp(-j**2 / 128.0) * np.exp(1j * 6.0 * j / 8.0)
+    z = np.exp(-(j**2) / 128.0) * np.exp(1j * 6.0 * j / 8.0)
     z = z / np.abs(z).sum()
     np.testing.assert_allclose(m[0, 1], z.real, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(m[1, 1], z.imag, rtol=1e-4, atol=1e-6)
@@ -115,7 +117,9 @@ def test_morlet_score_is_re_re_plus_im_im():
     hc = np.asarray(taps[0]) + 1j * np.asarray(taps[1])
     qc = _np_causal_conv(q, hc.real) + 1j * _np_causal_conv(q, hc.imag)
     kc = _np_causal_conv(k, hc.real) + 1j * _np_causal_conv(k, hc.imag)
-    ref = np.einsum("BTHD,BSHD->BHTS", qc.real, kc.real) + np.einsum("BTHD,BSHD->BHTS", qc.imag, kc.imag)
+    ref = np.einsum("BTHD,BSHD->BHTS", qc.real, kc.real) + np.einsum(
+        "BTHD,BSHD->BHTS", qc.imag, kc.imag
+    )
     np.testing.assert_allclose(jnp.einsum("BTHD,BSHD->BHTS", qs, ks), ref, rtol=1e-4, atol=1e-5)
 
 
@@ -126,10 +130,13 @@ def test_multifourier_score_is_mean_of_k_scores():
     qs, ks = filt.apply(params, q, k)
     assert qs.shape == (2, 16, 3, 8)
     w = sp.gaussian_window(jnp.asarray([[2.0] * 3, [5.0] * 3]), 9, 2.0)  # (K,H,F)
-    scores = [jnp.einsum("BTHD,BSHD->BHTS", sp.spectral_filter(q, w[i]), sp.spectral_filter(k, w[i]))
-              for i in range(2)]
-    np.testing.assert_allclose(jnp.einsum("BTHD,BSHD->BHTS", qs, ks), (scores[0] + scores[1]) / 2,
-                               rtol=1e-5, atol=1e-6)
+    scores = [
+        jnp.einsum("BTHD,BSHD->BHTS", sp.spectral_filter(q, w[i]), sp.spectral_filter(k, w[i]))
+        for i in range(2)
+    ]
+    np.testing.assert_allclose(
+        jnp.einsum("BTHD,BSHD->BHTS", qs, ks), (scores[0] + scores[1]) / 2, rtol=1e-5, atol=1e-6
+    )
 
 
 def test_fnet_mix_matches_numpy():
@@ -156,8 +163,12 @@ def test_phase_surrogates_preserve_amplitude_spectra(mode):
     if mode == "phase_shift":
         gain[0, [0, -1]] = math.cos(math.pi / 4)
     # atol: irfft/rfft round trip of O(1) inputs in float32
-    np.testing.assert_allclose(jnp.abs(jnp.fft.rfft(qt, axis=1)), jnp.abs(qf) * gain, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(jnp.abs(jnp.fft.rfft(kt, axis=1)), jnp.abs(kf) * gain, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        jnp.abs(jnp.fft.rfft(qt, axis=1)), jnp.abs(qf) * gain, rtol=1e-4, atol=1e-4
+    )
+    np.testing.assert_allclose(
+        jnp.abs(jnp.fft.rfft(kt, axis=1)), jnp.abs(kf) * gain, rtol=1e-4, atol=1e-4
+    )
     if mode != "none":  # and it does change the signal
         assert float(jnp.abs(qt - q).max() + jnp.abs(kt - k).max()) > 1e-2
 
@@ -175,12 +186,21 @@ def test_additive_shared_phases_keep_cross_spectrum():
 
 
 def _tiny(**kw):
-    return ModelConfig(block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=11, **kw)
+    return ModelConfig(
+        block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=11, **kw
+    )
 
 
-@pytest.mark.parametrize("fields", [dict(qk_filter="fourier"), dict(qk_filter="multifourier"),
-                                    dict(qk_filter="mexhat-window"), dict(qk_position="morlet-xcorr"),
-                                    dict(qk_filter="causal-morlet")])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        dict(qk_filter="fourier"),
+        dict(qk_filter="multifourier"),
+        dict(qk_filter="mexhat-window"),
+        dict(qk_position="morlet-xcorr"),
+        dict(qk_filter="causal-morlet"),
+    ],
+)
 def test_learned_centre_and_scale_gradients_are_finite(fields):
     cfg = _tiny(**fields)
     params = init_params(cfg, KEY)
@@ -252,8 +272,12 @@ def test_eval_time_controls_run_and_match_at_identity():
     val = np.random.default_rng(0).integers(0, 11, 500)
     # every mode is checked on spectra above; here: the config switch reaches the model
     full = dg.eval_loss(cfg, params, val, num_windows=4)
-    shifted = dg.eval_loss(dataclasses.replace(cfg, filter_phase="phase_shift"), params, val, num_windows=4)
-    rotated = dg.eval_loss(dataclasses.replace(cfg, filter_transform="rotation"), params, val, num_windows=4)
+    shifted = dg.eval_loss(
+        dataclasses.replace(cfg, filter_phase="phase_shift"), params, val, num_windows=4
+    )
+    rotated = dg.eval_loss(
+        dataclasses.replace(cfg, filter_transform="rotation"), params, val, num_windows=4
+    )
     assert np.isfinite([full, shifted, rotated]).all()
     assert shifted != full and rotated != full
 
@@ -274,8 +298,12 @@ def test_emd_recovers_periods_of_a_two_tone_signal():
 
 def test_filter_impulse_response_period_by_emd():
     pytest.importorskip("PyEMD")
-    cfg = ModelConfig(block_size=256, n_layer=1, n_head=2, n_embd=16, qk_filter="fourier", filter_bandwidth=1.0)
-    params = init_params(dataclasses.replace(cfg, block_size=16), KEY)  # log_center does not depend on T
+    cfg = ModelConfig(
+        block_size=256, n_layer=1, n_head=2, n_embd=16, qk_filter="fourier", filter_bandwidth=1.0
+    )
+    params = init_params(
+        dataclasses.replace(cfg, block_size=16), KEY
+    )  # log_center does not depend on T
     (resp,) = dg.filter_impulse_responses(cfg, params).values()
     assert resp.shape == (1, 2, 256)
     period = dg.emd_periods(resp[0, 0])[0]

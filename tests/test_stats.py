@@ -21,7 +21,10 @@ def test_summary_hand_computed():
     # mean 7/3; std sqrt(((1-7/3)^2 + (2-7/3)^2 + (4-7/3)^2) / 2) = sqrt(7/3)
     assert s.mean == pytest.approx(7 / 3) and s.std == pytest.approx(math.sqrt(7 / 3))
     half = 4.302653 * math.sqrt(7 / 3) / math.sqrt(3)  # t_{0.975, df=2}
-    assert (s.ci_low, s.ci_high) == (pytest.approx(7 / 3 - half, abs=1e-5), pytest.approx(7 / 3 + half, abs=1e-5))
+    assert (s.ci_low, s.ci_high) == (
+        pytest.approx(7 / 3 - half, abs=1e-5),
+        pytest.approx(7 / 3 + half, abs=1e-5),
+    )
     assert math.isnan(summarize([1.0]).ci_low)
 
 
@@ -42,8 +45,13 @@ def test_report_table_and_files(tmp_path):
         for seed, v in enumerate(vals):
             d = tmp_path / name / f"seed{seed}"
             d.mkdir(parents=True)
-            rec = {"name": name, "seed": seed, "final_val_loss": v, "curve": [{"step": 1, "val": v, "train": v}],
-                   "causality": {"declared_causal": name == "base"}}
+            rec = {
+                "name": name,
+                "seed": seed,
+                "final_val_loss": v,
+                "curve": [{"step": 1, "val": v, "train": v}],
+                "causality": {"declared_causal": name == "base"},
+            }
             (d / "final.json").write_text(json.dumps(rec))
     out = write_report([tmp_path], tmp_path / "rep" / "t.md", baseline="base", command="test")
     text = out.read_text()

@@ -22,11 +22,15 @@ CFG = ModelConfig(vocab_size=23, block_size=16, n_layer=2, n_head=4, n_embd=32, 
 
 
 def _batch(cfg: ModelConfig, key_int: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    win = np.random.default_rng(key_int).integers(0, cfg.vocab_size, (3, cfg.block_size + 1))  # (B,T+1)
+    win = np.random.default_rng(key_int).integers(
+        0, cfg.vocab_size, (3, cfg.block_size + 1)
+    )  # (B,T+1)
     return win[:, :-1], win[:, 1:]
 
 
-@pytest.mark.parametrize("approximate,tied,bias", [(False, True, True), (True, False, True), (False, True, False)])
+@pytest.mark.parametrize(
+    "approximate,tied,bias", [(False, True, True), (True, False, True), (False, True, False)]
+)
 def test_torch_loss_and_logits_equal_flax(approximate, tied, bias):
     cfg = dataclasses.replace(CFG, gelu_approximate=approximate, tie_embeddings=tied, use_bias=bias)
     params = init_params(cfg, jax.random.PRNGKey(0))
@@ -70,6 +74,8 @@ def test_torch_weight_decay_groups_follow_decay_group():
     every = param_groups(model, TrainConfig(decay_group="all", weight_decay=0.1))
     assert len(every) == 1 and len(every[0]["params"]) == len(list(model.parameters()))
     decay, no_decay = param_groups(model, TrainConfig(decay_group="2d", weight_decay=0.1))
-    assert all(p.dim() >= 2 for p in decay["params"]) and all(p.dim() < 2 for p in no_decay["params"])
+    assert all(p.dim() >= 2 for p in decay["params"]) and all(
+        p.dim() < 2 for p in no_decay["params"]
+    )
     assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
     assert len(decay["params"]) + len(no_decay["params"]) == len(list(model.parameters()))

@@ -11,7 +11,15 @@ import pytest
 from mope_jax.checkpoint import Checkpointer
 from mope_jax.config import Config, ConfigError, apply_overrides
 from mope_jax.presets import get_preset
-from mope_jax.train import TrainingError, decay_mask, load_run, lr_schedule, make_train, read_metrics, run
+from mope_jax.train import (
+    TrainingError,
+    decay_mask,
+    load_run,
+    lr_schedule,
+    make_train,
+    read_metrics,
+    run,
+)
 
 
 def smoke(*overrides) -> Config:
@@ -19,8 +27,10 @@ def smoke(*overrides) -> Config:
 
 
 def leaves_equal(a, b) -> bool:
-    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in
-               zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)))
+    return all(
+        np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b))
+    )
 
 
 def test_resume_equals_uninterrupted_bitwise(tmp_path):
@@ -32,7 +42,9 @@ def test_resume_equals_uninterrupted_bitwise(tmp_path):
     assert int(resumed.state.step) == 20
     assert leaves_equal(full.state.params, resumed.state.params)
     assert leaves_equal(full.state.opt_state, resumed.state.opt_state)
-    strip = lambda recs: [{k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")} for r in recs]  # noqa: E731
+    strip = lambda recs: [
+        {k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")} for r in recs
+    ]  # noqa: E731
     assert strip(read_metrics(tmp_path / "full")) == strip(read_metrics(tmp_path / "split"))
     assert full.final["final_val_loss"] == resumed.final["final_val_loss"]
 
@@ -57,8 +69,14 @@ def test_chunking_does_not_change_the_run():
 
 
 def test_learning_improves_on_text(tmp_path, shakespeare_path):
-    cfg = smoke("train.max_steps=60", "train.lr=1e-2", "train.eval_interval=30", "train.checkpoint_interval=30",
-                "data.source=text", f"data.path={shakespeare_path}")
+    cfg = smoke(
+        "train.max_steps=60",
+        "train.lr=1e-2",
+        "train.eval_interval=30",
+        "train.checkpoint_interval=30",
+        "data.source=text",
+        f"data.path={shakespeare_path}",
+    )
     res = run(cfg, tmp_path / "r", progress=False)
     assert res.cfg.model.vocab_size == 65
     # log(65) = 4.17 at init; the character unigram alone is ~3.3 nats
@@ -78,7 +96,10 @@ def test_lr_schedule_warmup_then_cosine_to_zero():
 
 
 def test_weight_decay_groups():
-    params = {"a": {"kernel": jnp.ones((2, 2)), "bias": jnp.ones(2)}, "pe": {"log_omega": jnp.ones((3, 3))}}
+    params = {
+        "a": {"kernel": jnp.ones((2, 2)), "bias": jnp.ones(2)},
+        "pe": {"log_omega": jnp.ones((3, 3))},
+    }
     allp = decay_mask(smoke(), params)
     assert allp == {"a": {"kernel": True, "bias": True}, "pe": {"log_omega": True}}
     two_d = decay_mask(smoke("train.decay_group=2d", "train.no_decay=log_omega"), params)
@@ -94,7 +115,9 @@ def test_non_finite_loss_stops_and_keeps_last_good_checkpoint(tmp_path):
     with Checkpointer(tmp_path / "nan" / "checkpoints", read_only=True) as ck:
         for step in ck.all_steps():  # whatever was saved holds finite parameters
             cfg_s, state, _ = load_run(tmp_path / "nan", step)
-            assert all(np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(state.params))
+            assert all(
+                np.all(np.isfinite(np.asarray(x))) for x in jax.tree_util.tree_leaves(state.params)
+            )
 
 
 def test_resume_with_another_config_is_refused(tmp_path):

@@ -32,10 +32,28 @@ from experiments.bench import measure
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments" / "results" / "bench"
 
-FULL = dict(peak_n=8192, peak_reps=5, preset="reference", overrides=[], steps=20, reps=3,
-            seed_counts=[1, 8], sweep_steps=10, sweep_reps=3)
-TINY = dict(peak_n=256, peak_reps=1, preset="smoke", overrides=[], steps=2, reps=1, seed_counts=[1, 2],
-            sweep_steps=1, sweep_reps=1)
+FULL = dict(
+    peak_n=8192,
+    peak_reps=5,
+    preset="reference",
+    overrides=[],
+    steps=20,
+    reps=3,
+    seed_counts=[1, 8],
+    sweep_steps=10,
+    sweep_reps=3,
+)
+TINY = dict(
+    peak_n=256,
+    peak_reps=1,
+    preset="smoke",
+    overrides=[],
+    steps=2,
+    reps=1,
+    seed_counts=[1, 2],
+    sweep_steps=1,
+    sweep_reps=1,
+)
 
 
 def peak(n: int, reps: int, dtype: str) -> dict:
@@ -48,41 +66,70 @@ def peak(n: int, reps: int, dtype: str) -> dict:
     dot = jax.jit(jnp.dot)
     jax.block_until_ready(dot(a, b))
     s, times = measure.best_time(lambda: jax.block_until_ready(dot(a, b)), reps)
-    return {"n": n, "dtype": dtype, "seconds": s, "tflops": 2 * n**3 / s / 1e12, "all_seconds": times}
+    return {
+        "n": n,
+        "dtype": dtype,
+        "seconds": s,
+        "tflops": 2 * n**3 / s / 1e12,
+        "all_seconds": times,
+    }
 
 
 def run(size: dict) -> dict:
     import jax
 
-    recs: dict = {"peak": {d: peak(size["peak_n"], size["peak_reps"], d) for d in ("float32", "bfloat16")}}
+    recs: dict = {
+        "peak": {d: peak(size["peak_n"], size["peak_reps"], d) for d in ("float32", "bfloat16")}
+    }
     for dtype in ("float32", "bfloat16"):
         ov = size["overrides"] + ([] if dtype == "float32" else ["model.compute_dtype=bfloat16"])
         r = measure.task_train(ov, size["steps"], size["reps"], preset=size["preset"])
         r["mfu"] = r["tokens_per_s"] * r["flops_per_token"] / (recs["peak"][dtype]["tflops"] * 1e12)
         recs[f"train/{dtype}"] = r
-    recs["sweep"] = measure.task_sweep(size["seed_counts"], ["vmap"], size["preset"], size["overrides"],
-                                       size["sweep_steps"], size["sweep_reps"])
+    recs["sweep"] = measure.task_sweep(
+        size["seed_counts"],
+        ["vmap"],
+        size["preset"],
+        size["overrides"],
+        size["sweep_steps"],
+        size["sweep_reps"],
+    )
     dev = jax.devices()[0]
-    recs["device"] = {"platform": dev.platform, "kind": getattr(dev, "device_kind", str(dev)),
-                      "count": jax.device_count()}
+    recs["device"] = {
+        "platform": dev.platform,
+        "kind": getattr(dev, "device_kind", str(dev)),
+        "count": jax.device_count(),
+    }
     return recs
 
 
 def markdown(doc: dict) -> str:
     r = doc["records"]
-    L = ["# GPU benchmark", "", f"Command: `{doc['command']}`  ", f"Date: {doc['date']}  ",
-         f"Device: {r['device']['kind']} ({r['device']['platform']}, {r['device']['count']} device(s))  ",
-         f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, python {doc['env']['python']}, "
-         f"commit {doc['env']['git_commit']}", "",
-         "| measurement | float32 | bf16 matmuls |", "|---|---:|---:|",
-         f"| matmul peak ({r['peak']['float32']['n']}^3 jnp.dot), TFLOP/s | {r['peak']['float32']['tflops']:.1f} | "
-         f"{r['peak']['bfloat16']['tflops']:.1f} |"]
+    L = [
+        "# GPU benchmark",
+        "",
+        f"Command: `{doc['command']}`  ",
+        f"Date: {doc['date']}  ",
+        f"Device: {r['device']['kind']} ({r['device']['platform']}, {r['device']['count']} device(s))  ",
+        f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, python {doc['env']['python']}, "
+        f"commit {doc['env']['git_commit']}",
+        "",
+        "| measurement | float32 | bf16 matmuls |",
+        "|---|---:|---:|",
+        f"| matmul peak ({r['peak']['float32']['n']}^3 jnp.dot), TFLOP/s | {r['peak']['float32']['tflops']:.1f} | "
+        f"{r['peak']['bfloat16']['tflops']:.1f} |",
+    ]
     f32, bf = r["train/float32"], r["train/bfloat16"]
-    L += [f"| training tokens/s ({f32['config']}: {f32['n_layer']} x {f32['n_embd']}, T={f32['block_size']}, "
-          f"batch {f32['batch_size']}) | {f32['tokens_per_s']:,.0f} | {bf['tokens_per_s']:,.0f} |",
-          f"| MFU (model FLOPs/s / the peak of the same dtype) | {100 * f32['mfu']:.1f}% | {100 * bf['mfu']:.1f}% |",
-          "", f"Seeds per hour ({r['sweep']['max_steps']} steps per seed, float32):", "",
-          "| program | seeds/hour | tokens/s |", "|---|---:|---:|"]
+    L += [
+        f"| training tokens/s ({f32['config']}: {f32['n_layer']} x {f32['n_embd']}, T={f32['block_size']}, "
+        f"batch {f32['batch_size']}) | {f32['tokens_per_s']:,.0f} | {bf['tokens_per_s']:,.0f} |",
+        f"| MFU (model FLOPs/s / the peak of the same dtype) | {100 * f32['mfu']:.1f}% | {100 * bf['mfu']:.1f}% |",
+        "",
+        f"Seeds per hour ({r['sweep']['max_steps']} steps per seed, float32):",
+        "",
+        "| program | seeds/hour | tokens/s |",
+        "|---|---:|---:|",
+    ]
     for k, v in r["sweep"]["results"].items():
         L.append(f"| {k} | {v['seeds_per_hour']:.2f} | {v['tokens_per_s']:,.0f} |")
     return "\n".join(L) + "\n"
@@ -97,9 +144,13 @@ def main(argv=None) -> dict:
     from mope_jax.train import environment
 
     t0 = time.time()
-    doc = {"command": "python -m experiments.bench.gpu " + " ".join(sys.argv[1:] if argv is None else argv),
-           "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "env": environment(),
-           "records": run(TINY if args.tiny else FULL)}
+    doc = {
+        "command": "python -m experiments.bench.gpu "
+        + " ".join(sys.argv[1:] if argv is None else argv),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "env": environment(),
+        "records": run(TINY if args.tiny else FULL),
+    }
     doc["wall_s"] = time.time() - t0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

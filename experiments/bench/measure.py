@@ -68,8 +68,14 @@ def _random_tokens(vocab: int, n: int = 100_000):
     return jnp.asarray(np.random.default_rng(0).integers(0, vocab, n), jnp.int32)
 
 
-def task_train(overrides: list[str], steps: int, reps: int, devices: int = 1, preset: str = "reference",
-               variant: str | None = None) -> dict:
+def task_train(
+    overrides: list[str],
+    steps: int,
+    reps: int,
+    devices: int = 1,
+    preset: str = "reference",
+    variant: str | None = None,
+) -> dict:
     """Training throughput of ``make_train(cfg).train_steps`` (scan of ``steps`` steps, the
     state donated, as ``train.run`` does), on synthetic random tokens.
 
@@ -93,8 +99,12 @@ def task_train(overrides: list[str], steps: int, reps: int, devices: int = 1, pr
     if devices > 1:
         if jax.device_count() < devices:
             raise RuntimeError(f"{devices} devices asked, {jax.device_count()} present")
-        mesh = jax.make_mesh((devices,), ("data",), devices=jax.devices()[:devices],
-                             axis_types=(jax.sharding.AxisType.Auto,))
+        mesh = jax.make_mesh(
+            (devices,),
+            ("data",),
+            devices=jax.devices()[:devices],
+            axis_types=(jax.sharding.AxisType.Auto,),
+        )
         batch_sharding, replicated = NamedSharding(mesh, P("data")), NamedSharding(mesh, P())
     trainer = make_train(cfg, batch_sharding=batch_sharding)
     data = _random_tokens(cfg.model.vocab_size)
@@ -119,14 +129,29 @@ def task_train(overrides: list[str], steps: int, reps: int, devices: int = 1, pr
     tokens = steps * cfg.train.batch_size * cfg.model.block_size
     mc = cfg.model
     return {
-        "config": cfg.name, "variant": variant, "overrides": overrides, "devices": devices,
-        "n_layer": mc.n_layer, "n_embd": mc.n_embd, "block_size": mc.block_size, "batch_size": cfg.train.batch_size,
-        "n_params": count_params(state.params), "steps_per_call": steps,
-        "step_s": s / steps, "tokens_per_s": tokens / s, "all_call_seconds": times,
-        "flops_per_token": train_flops_per_token(mc.n_layer, mc.n_embd, mc.block_size, mc.vocab_size),
-        "compile_s": compile_s, "first_loss": first_loss, "threefry_unrolled": threefry_unrolled(),
+        "config": cfg.name,
+        "variant": variant,
+        "overrides": overrides,
+        "devices": devices,
+        "n_layer": mc.n_layer,
+        "n_embd": mc.n_embd,
+        "block_size": mc.block_size,
+        "batch_size": cfg.train.batch_size,
+        "n_params": count_params(state.params),
+        "steps_per_call": steps,
+        "step_s": s / steps,
+        "tokens_per_s": tokens / s,
+        "all_call_seconds": times,
+        "flops_per_token": train_flops_per_token(
+            mc.n_layer, mc.n_embd, mc.block_size, mc.vocab_size
+        ),
+        "compile_s": compile_s,
+        "first_loss": first_loss,
+        "threefry_unrolled": threefry_unrolled(),
         "xla_temp_mb": getattr(mem, "temp_size_in_bytes", 0) / 2**20 if mem is not None else None,
-        "xla_argument_mb": getattr(mem, "argument_size_in_bytes", 0) / 2**20 if mem is not None else None,
+        "xla_argument_mb": getattr(mem, "argument_size_in_bytes", 0) / 2**20
+        if mem is not None
+        else None,
         "maxrss_mb": maxrss_mb(),
     }
 
@@ -168,6 +193,7 @@ def task_mlp(n_tokens: int, n_embd: int, reps: int) -> dict:
     flops = 3 * 2 * 2 * n_tokens * n_embd * 4 * n_embd
     out = {}
     for name, act in acts.items():
+
         def loss(x, w1, w2, act=act):
             return jnp.sum((act(x @ w1) @ w2) * x)
 
@@ -189,19 +215,32 @@ def task_attention(batch: int, heads: int, t: int, head_dim: int, reps: int) -> 
     from mope_jax.perf import fast_cpu_threefry
 
     key_q, key_k, key_v, key_d = jax.random.split(jax.random.PRNGKey(0), 4)
-    q, k, v = (jax.random.normal(kk, (batch, t, heads, head_dim)) for kk in (key_q, key_k, key_v))  # (B,T,H,D)
+    q, k, v = (
+        jax.random.normal(kk, (batch, t, heads, head_dim)) for kk in (key_q, key_k, key_v)
+    )  # (B,T,H,D)
     mask = causal_mask(t)
 
     def ours(q, k, v, det):
-        return attend(dot_product_scores(q, k, head_dim), v, mask=mask, dropout_rate=0.1, dropout_rng=key_d,
-                      deterministic=det)
+        return attend(
+            dot_product_scores(q, k, head_dim),
+            v,
+            mask=mask,
+            dropout_rate=0.1,
+            dropout_rng=key_d,
+            deterministic=det,
+        )
 
     cases = {
         "einsum attention, no dropout": lambda q, k, v: ours(q, k, v, True),
-        "einsum attention, dropout 0.1 (threefry masks, JAX's rolled CPU lowering)": lambda q, k, v: ours(q, k, v, False),
-        "einsum attention, dropout 0.1 (threefry masks, unrolled: the default)": lambda q, k, v: ours(q, k, v, False),
-        "jax.nn.dot_product_attention, no dropout": lambda q, k, v: jax.nn.dot_product_attention(q, k, v,
-                                                                                                is_causal=True),
+        "einsum attention, dropout 0.1 (threefry masks, JAX's rolled CPU lowering)": lambda q, k, v: (
+            ours(q, k, v, False)
+        ),
+        "einsum attention, dropout 0.1 (threefry masks, unrolled: the default)": lambda q, k, v: (
+            ours(q, k, v, False)
+        ),
+        "jax.nn.dot_product_attention, no dropout": lambda q, k, v: jax.nn.dot_product_attention(
+            q, k, v, is_causal=True
+        ),
     }
     out = {}
     for name, f in cases.items():
@@ -270,18 +309,29 @@ def task_profile(overrides: list[str]) -> dict:
         src = origin[name] + inside.get(calls.get(name, ""), "")
         if name.startswith(("ynn_fusion", "dot", "custom-call")) or "dot_general" in origin[name]:
             group = "matmuls"
-        elif any(w in src for w in ("random_bits", "threefry", "_bernoulli", "_uniform", "random_wrap")):
+        elif any(
+            w in src for w in ("random_bits", "threefry", "_bernoulli", "_uniform", "random_wrap")
+        ):
             group = "ops that draw dropout random bits (with what is fused into them)"
         else:
             group = "other (elementwise, softmax, layout copies, optimizer)"
         groups[group] += e.get("dur", 0)
     total = sum(groups.values())
-    return {"overrides": overrides, "total_ms": total / 1e3,
-            "share": {k: v / total for k, v in groups.most_common()} if total else {}}
+    return {
+        "overrides": overrides,
+        "total_ms": total / 1e3,
+        "share": {k: v / total for k, v in groups.most_common()} if total else {},
+    }
 
 
-def task_spectral(lengths: list[int], batch: int, heads: int, head_dim: int, reps: int,
-                  toeplitz_max_t: int = 1 << 30) -> dict:
+def task_spectral(
+    lengths: list[int],
+    batch: int,
+    heads: int,
+    head_dim: int,
+    reps: int,
+    toeplitz_max_t: int = 1 << 30,
+) -> dict:
     """Forward + backward seconds of the causal filters of one (B,T,H,D) tensor and of the
     attention scores, per T (pure functions of mope_jax/attention/spectral.py). The Toeplitz
     form builds an (H,T,T) matrix; above ``toeplitz_max_t`` it is not measured (None)."""
@@ -311,12 +361,24 @@ def task_spectral(lengths: list[int], batch: int, heads: int, head_dim: int, rep
             s, _ = best_time(lambda: jax.block_until_ready(g(u, taps)), reps)
             row[name] = s
         out[str(t)] = row
-    return {"batch": batch, "heads": heads, "head_dim": head_dim, "kernel_len": 128, "seconds": out,
-            "toeplitz_max_t": toeplitz_max_t}
+    return {
+        "batch": batch,
+        "heads": heads,
+        "head_dim": head_dim,
+        "kernel_len": 128,
+        "seconds": out,
+        "toeplitz_max_t": toeplitz_max_t,
+    }
 
 
-def task_sweep(seed_counts: list[int], strategies: list[str], preset: str, overrides: list[str], steps: int,
-               reps: int) -> dict:
+def task_sweep(
+    seed_counts: list[int],
+    strategies: list[str],
+    preset: str,
+    overrides: list[str],
+    steps: int,
+    reps: int,
+) -> dict:
     """Seeds/hour of R seeds trained together (mope_jax.sweep.over_seeds) vs one at a time."""
     import jax
 
@@ -343,17 +405,23 @@ def task_sweep(seed_counts: list[int], strategies: list[str], preset: str, overr
     call1()
     first_s = time.perf_counter() - t0
     sec, _ = best_time(call1, reps)
-    out["run/R=1"] = {"strategy": "run (train.run's program, seeds one after another)", "seeds": 1,
-                      "step_s": sec / steps, "first_call_s": first_s,
-                      "seeds_per_hour": 3600.0 / (sec / steps * cfg.train.max_steps),
-                      "tokens_per_s": cfg.train.batch_size * cfg.model.block_size / (sec / steps)}
+    out["run/R=1"] = {
+        "strategy": "run (train.run's program, seeds one after another)",
+        "seeds": 1,
+        "step_s": sec / steps,
+        "first_call_s": first_s,
+        "seeds_per_hour": 3600.0 / (sec / steps * cfg.train.max_steps),
+        "tokens_per_s": cfg.train.batch_size * cfg.model.block_size / (sec / steps),
+    }
     for strategy in strategies:
         fn = None
         for r in seed_counts:
             if strategy == "shard" and r % jax.device_count():
                 continue
             mesh = seed_mesh() if strategy == "shard" else None
-            if fn is None or strategy != "sequential":  # sequential: one per-seed program for every R
+            if (
+                fn is None or strategy != "sequential"
+            ):  # sequential: one per-seed program for every R
                 fn = over_seeds(lambda s, d: trainer.train_steps(s, d, steps), strategy, mesh)
             states = _place(init_all(seed_keys(range(r))), strategy, mesh)
             t0 = time.perf_counter()
@@ -369,12 +437,20 @@ def task_sweep(seed_counts: list[int], strategies: list[str], preset: str, overr
             s, _ = best_time(call, reps)
             step_s = s / steps  # seconds per optimiser step of all R seeds
             out[f"{strategy}/R={r}"] = {
-                "strategy": strategy, "seeds": r, "step_s": step_s, "first_call_s": first_s,
+                "strategy": strategy,
+                "seeds": r,
+                "step_s": step_s,
+                "first_call_s": first_s,
                 "seeds_per_hour": r * 3600.0 / (step_s * cfg.train.max_steps),
                 "tokens_per_s": r * cfg.train.batch_size * cfg.model.block_size / step_s,
             }
-    return {"preset": preset, "overrides": overrides, "max_steps": cfg.train.max_steps,
-            "device_count": jax.device_count(), "results": out}
+    return {
+        "preset": preset,
+        "overrides": overrides,
+        "max_steps": cfg.train.max_steps,
+        "device_count": jax.device_count(),
+        "results": out,
+    }
 
 
 def copy_elements(hlo_text: str) -> int:
@@ -383,7 +459,9 @@ def copy_elements(hlo_text: str) -> int:
     import re
 
     total = 0
-    for m in re.finditer(r"^\s*(?:ROOT )?%([\w.\-]+) = f32\[([\d,]*)\]\{[\d,]*\} fusion\(", hlo_text, re.M):
+    for m in re.finditer(
+        r"^\s*(?:ROOT )?%([\w.\-]+) = f32\[([\d,]*)\]\{[\d,]*\} fusion\(", hlo_text, re.M
+    ):
         if "copy" in m.group(1) or "transpose" in m.group(1):
             total += int(np.prod([int(v) for v in m.group(2).split(",") if v]))
     return total
@@ -404,8 +482,12 @@ def task_layout(overrides: list[str], steps: int, reps: int) -> dict:
     from mope_jax.train import make_train
 
     def flax_dense(cfg, features, name, *, use_bias=None):
-        return nn.Dense(features, use_bias=cfg.use_bias if use_bias is None else use_bias,
-                        kernel_init=nn.initializers.normal(cfg.init_std), name=name)
+        return nn.Dense(
+            features,
+            use_bias=cfg.use_bias if use_bias is None else use_bias,
+            kernel_init=nn.initializers.normal(cfg.init_std),
+            name=name,
+        )
 
     cfg = apply_overrides(get_preset("reference"), overrides)
     data = _random_tokens(cfg.model.vocab_size)
@@ -416,13 +498,21 @@ def task_layout(overrides: list[str], steps: int, reps: int) -> dict:
         try:
             trainer = make_train(cfg)
             state = jax.jit(trainer.init)(jax.random.PRNGKey(0))
-            compiled = jax.jit(trainer.train_steps, static_argnums=2, donate_argnums=0).lower(
-                state, data, steps).compile()
+            compiled = (
+                jax.jit(trainer.train_steps, static_argnums=2, donate_argnums=0)
+                .lower(state, data, steps)
+                .compile()
+            )
         finally:
             core.dense = model_mod.dense = ours
         state, m = compiled(state, data)
-        runs[name] = {"compiled": compiled, "state": state, "first_losses": np.asarray(m["loss"]).tolist(),
-                      "copy_elements_per_step": copy_elements(compiled.as_text()), "times": []}
+        runs[name] = {
+            "compiled": compiled,
+            "state": state,
+            "first_losses": np.asarray(m["loss"]).tolist(),
+            "copy_elements_per_step": copy_elements(compiled.as_text()),
+            "times": [],
+        }
     for _ in range(reps):
         for r in runs.values():
             t0 = time.perf_counter()
@@ -430,11 +520,22 @@ def task_layout(overrides: list[str], steps: int, reps: int) -> dict:
             jax.block_until_ready(m)
             r["times"].append(time.perf_counter() - t0)
     tokens = steps * cfg.train.batch_size * cfg.model.block_size
-    out = {k: {"copy_elements_per_step": r["copy_elements_per_step"], "tokens_per_s": tokens / min(r["times"]),
-               "all_call_seconds": r["times"], "first_losses": r["first_losses"]} for k, r in runs.items()}
+    out = {
+        k: {
+            "copy_elements_per_step": r["copy_elements_per_step"],
+            "tokens_per_s": tokens / min(r["times"]),
+            "all_call_seconds": r["times"],
+            "first_losses": r["first_losses"],
+        }
+        for k, r in runs.items()
+    }
     a, b = out.values()
-    return {"overrides": overrides, "results": out, "bitwise_equal_losses": a["first_losses"] == b["first_losses"],
-            "speedup": b["tokens_per_s"] / a["tokens_per_s"]}
+    return {
+        "overrides": overrides,
+        "results": out,
+        "bitwise_equal_losses": a["first_losses"] == b["first_losses"],
+        "speedup": b["tokens_per_s"] / a["tokens_per_s"],
+    }
 
 
 def task_torch(overrides: list[str], steps: int, reps: int, threads: int) -> dict:
@@ -443,14 +544,25 @@ def task_torch(overrides: list[str], steps: int, reps: int, threads: int) -> dic
     return time_training(overrides, steps, reps, threads)
 
 
-TASKS = {"peak": task_peak, "train": task_train, "variant": task_variant, "mlp": task_mlp,
-         "attention": task_attention, "profile": task_profile, "layout": task_layout,
-         "spectral": task_spectral, "sweep": task_sweep, "torch": task_torch}
+TASKS = {
+    "peak": task_peak,
+    "train": task_train,
+    "variant": task_variant,
+    "mlp": task_mlp,
+    "attention": task_attention,
+    "profile": task_profile,
+    "layout": task_layout,
+    "spectral": task_spectral,
+    "sweep": task_sweep,
+    "torch": task_torch,
+}
 
 
 def main(argv: list[str]) -> None:
     tasks = json.loads(argv[0])
-    if os.environ.get("MOPE_BENCH_CPUS"):  # pin this worker (and the threads XLA starts) to these cores
+    if os.environ.get(
+        "MOPE_BENCH_CPUS"
+    ):  # pin this worker (and the threads XLA starts) to these cores
         os.sched_setaffinity(0, {int(c) for c in os.environ["MOPE_BENCH_CPUS"].split(",")})
     if os.environ.get("JAX_PLATFORMS", "cpu") == "cpu":
         os.environ["JAX_PLATFORMS"] = "cpu"
@@ -461,8 +573,19 @@ def main(argv: list[str]) -> None:
             err = None
         except Exception as e:  # reported, so one failing measurement does not lose the rest
             result, err = None, f"{type(e).__name__}: {e}"[:500]
-        print(json.dumps({"id": t["id"], "task": t["task"], "result": result, "error": err,
-                          "wall_s": time.perf_counter() - t0, "maxrss_mb": maxrss_mb()}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "id": t["id"],
+                    "task": t["task"],
+                    "result": result,
+                    "error": err,
+                    "wall_s": time.perf_counter() - t0,
+                    "maxrss_mb": maxrss_mb(),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ class Block(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, e = x.shape
         q, k, v = self.c_attn(self.ln_1(x)).split(e, dim=-1)
-        q, k, v = (a.view(b, t, self.h, e // self.h).transpose(1, 2) for a in (q, k, v))  # (B,H,T,D)
+        q, k, v = (
+            a.view(b, t, self.h, e // self.h).transpose(1, 2) for a in (q, k, v)
+        )  # (B,H,T,D)
         p = self.dropout if self.training else 0.0
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)  # (B,H,T,D)
         y = y.transpose(1, 2).reshape(b, t, e)  # (B,T,E)
@@ -57,15 +59,26 @@ class TorchGPT(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         if (cfg.pos_encoding, cfg.qk_position, cfg.attn_bias, cfg.qk_filter, cfg.mixer) != (
-                "learned", "none", "none", "none", "attention"):
-            raise ValueError("the torch reference implements the baseline GPT only (learned positions)")
+            "learned",
+            "none",
+            "none",
+            "none",
+            "attention",
+        ):
+            raise ValueError(
+                "the torch reference implements the baseline GPT only (learned positions)"
+            )
         self.cfg = cfg
         self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
         self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
         self.blocks = nn.ModuleList(
-            Block(cfg.n_embd, cfg.n_head, cfg.dropout, cfg.gelu_approximate, cfg.use_bias) for _ in range(cfg.n_layer))
+            Block(cfg.n_embd, cfg.n_head, cfg.dropout, cfg.gelu_approximate, cfg.use_bias)
+            for _ in range(cfg.n_layer)
+        )
         self.ln_f = nn.LayerNorm(cfg.n_embd, eps=1e-5, bias=cfg.use_bias)
-        self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        self.lm_head = (
+            None if cfg.tie_embeddings else nn.Linear(cfg.n_embd, cfg.vocab_size, bias=False)
+        )
         for name, prm in self.named_parameters():
             if prm.dim() >= 2:
                 nn.init.normal_(prm, std=cfg.init_std)
@@ -125,8 +138,10 @@ def param_groups(model: TorchGPT, tr) -> list[dict]:
     params = list(model.parameters())
     if tr.decay_group == "all":
         return [{"params": params, "weight_decay": tr.weight_decay}]
-    return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": tr.weight_decay},
-            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": tr.weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
 
 
 def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> dict:
@@ -148,7 +163,7 @@ def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> 
 
     def step():
         starts = torch.randint(0, data.numel() - t, (bsz,))
-        win = torch.stack([data[s:s + t + 1] for s in starts.tolist()])  # (B,T+1)
+        win = torch.stack([data[s : s + t + 1] for s in starts.tolist()])  # (B,T+1)
         x, y = win[:, :-1], win[:, 1:]
         opt.zero_grad(set_to_none=True)
         value = loss(model, x, y)
@@ -168,10 +183,17 @@ def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> 
         times.append(time.perf_counter() - t0)
     s = min(times)
     return {
-        "torch": torch.__version__, "threads": threads, "n_params": sum(p.numel() for p in model.parameters()),
-        "batch_size": bsz, "block_size": t, "steps_per_call": steps, "step_s": s / steps,
-        "tokens_per_s": steps * bsz * t / s, "all_call_seconds": times, "warmup_s": warm_s, "first_loss": first[0],
+        "torch": torch.__version__,
+        "threads": threads,
+        "n_params": sum(p.numel() for p in model.parameters()),
+        "batch_size": bsz,
+        "block_size": t,
+        "steps_per_call": steps,
+        "step_s": s / steps,
+        "tokens_per_s": steps * bsz * t / s,
+        "all_call_seconds": times,
+        "warmup_s": warm_s,
+        "first_loss": first[0],
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "sdpa_math_note": "F.scaled_dot_product_attention(is_causal=True) on CPU",
     }
-

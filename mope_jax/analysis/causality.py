@@ -69,7 +69,12 @@ def influence_jacobian(fn: Callable[[Array], Array], x: Array) -> np.ndarray:
 
 
 def influence_perturb(
-    fn: Callable[[Array], Array], x: Array, *, key: Array, positions: list[int] | None = None, num_probes: int = 16,
+    fn: Callable[[Array], Array],
+    x: Array,
+    *,
+    key: Array,
+    positions: list[int] | None = None,
+    num_probes: int = 16,
     eps: float = 1e-2,
 ) -> tuple[np.ndarray, list[int]]:
     """Estimated I[t, s] for probe positions s (columns not probed are 0).
@@ -109,7 +114,9 @@ def verdict(influence: np.ndarray, *, tol: float = DEFAULT_TOL, method: str) -> 
         # earliest output position t, then the nearest future input s
         order = np.lexsort((bad[:, 1], bad[:, 0]))
         first = (int(bad[order[0], 0]), int(bad[order[0], 1]))
-    return AuditResult(leak=leak, scale=scale, causal=first is None, first_leak=first, method=method, tol=tol)
+    return AuditResult(
+        leak=leak, scale=scale, causal=first is None, first_leak=first, method=method, tol=tol
+    )
 
 
 def audit(
@@ -135,8 +142,15 @@ def audit(
     raise ValueError(f"unknown audit method {method!r}; use auto, jacobian or perturb")
 
 
-def audit_model(cfg, params, *, seq_len: int | None = None, key: Array | None = None, method: str = "auto",
-                tol: float = DEFAULT_TOL) -> AuditResult:
+def audit_model(
+    cfg,
+    params,
+    *,
+    seq_len: int | None = None,
+    key: Array | None = None,
+    method: str = "auto",
+    tol: float = DEFAULT_TOL,
+) -> AuditResult:
     """Audit a whole GPT (token embeddings -> logits) at random tokens, without dropout.
 
     cfg is a ModelConfig. The input is a continuous offset added to the token embeddings, so
@@ -150,9 +164,13 @@ def audit_model(cfg, params, *, seq_len: int | None = None, key: Array | None = 
     model = GPT(cfg)
 
     def fn(offset):  # (T, E) -> (T, V)
-        return model.apply({"params": params}, tokens, deterministic=True, embed_offset=offset[None])[0]
+        return model.apply(
+            {"params": params}, tokens, deterministic=True, embed_offset=offset[None]
+        )[0]
 
-    return audit(jax.jit(fn), jnp.zeros((T, cfg.n_embd), jnp.float32), method=method, tol=tol, key=key)
+    return audit(
+        jax.jit(fn), jnp.zeros((T, cfg.n_embd), jnp.float32), method=method, tol=tol, key=key
+    )
 
 
 def _status(declared: bool, measured: bool) -> str:
@@ -171,11 +189,20 @@ def _status(declared: bool, measured: bool) -> str:
 AUDIT_INIT_STD = 0.2
 
 
-def _small(model_fields: dict[str, Any], seq_len: int, n_layer: int = 2, init_std: float = AUDIT_INIT_STD):
+def _small(
+    model_fields: dict[str, Any], seq_len: int, n_layer: int = 2, init_std: float = AUDIT_INIT_STD
+):
     from mope_jax.config import ModelConfig
 
-    fields = dict(block_size=seq_len, n_layer=n_layer, n_head=2, n_embd=32, dropout=0.0, vocab_size=17,
-                  init_std=init_std)
+    fields = dict(
+        block_size=seq_len,
+        n_layer=n_layer,
+        n_head=2,
+        n_embd=32,
+        dropout=0.0,
+        vocab_size=17,
+        init_std=init_std,
+    )
     return ModelConfig(**(fields | model_fields))
 
 
@@ -199,8 +226,14 @@ def generic_layernorms(params, key: Array, std: float = AUDIT_INIT_STD):
     return jax.tree_util.tree_map_with_path(move, params)
 
 
-def audit_registry(*, seq_len: int = 32, n_layer: int = 2, tol: float = DEFAULT_TOL, seed: int = 0,
-                   slots: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+def audit_registry(
+    *,
+    seq_len: int = 32,
+    n_layer: int = 2,
+    tol: float = DEFAULT_TOL,
+    seed: int = 0,
+    slots: tuple[str, ...] | None = None,
+) -> list[dict[str, Any]]:
     """Audit a small model built around every registered variant (one slot changed at a time
     from the default config; a slot's default variant is audited once, as the baseline row
     pos_encoding=learned).
@@ -221,15 +254,30 @@ def audit_registry(*, seq_len: int = 32, n_layer: int = 2, tol: float = DEFAULT_
         if slots is not None and v.slot not in slots:
             continue
         cfg = _small({v.slot: v.name}, seq_len, n_layer)
-        params = generic_layernorms(init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2))
+        params = generic_layernorms(
+            init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2)
+        )
         res = audit_model(cfg, params, key=jax.random.PRNGKey(seed + 1), tol=tol)
-        rows.append({"slot": v.slot, "variant": v.name, "declared_causal": v.causal, **res.to_dict(),
-                     "status": _status(v.causal, res.causal)})
+        rows.append(
+            {
+                "slot": v.slot,
+                "variant": v.name,
+                "declared_causal": v.causal,
+                **res.to_dict(),
+                "status": _status(v.causal, res.causal),
+            }
+        )
     return rows
 
 
-def audit_model_variants(names: list[str] | None = None, *, seq_len: int = 32, n_layer: int = 2,
-                         tol: float = DEFAULT_TOL, seed: int = 0) -> list[dict[str, Any]]:
+def audit_model_variants(
+    names: list[str] | None = None,
+    *,
+    seq_len: int = 32,
+    n_layer: int = 2,
+    tol: float = DEFAULT_TOL,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
     """Audit the model variants of :mod:`mope_jax.presets` (``--variant`` names), which may
     combine several slots and fields, on a small model. Same row format as audit_registry,
     with slot="variant"."""
@@ -243,10 +291,19 @@ def audit_model_variants(names: list[str] | None = None, *, seq_len: int = 32, n
             continue
         cfg = _small(v.model, seq_len, n_layer)
         declared = registry.declared_causal(cfg)
-        params = generic_layernorms(init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2))
+        params = generic_layernorms(
+            init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2)
+        )
         res = audit_model(cfg, params, key=jax.random.PRNGKey(seed + 1), tol=tol)
-        rows.append({"slot": "variant", "variant": name, "declared_causal": declared, **res.to_dict(),
-                     "status": _status(declared, res.causal)})
+        rows.append(
+            {
+                "slot": "variant",
+                "variant": name,
+                "declared_causal": declared,
+                **res.to_dict(),
+                "status": _status(declared, res.causal),
+            }
+        )
     return rows
 
 
@@ -258,6 +315,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
         first = "-" if r["first_leak"] is None else f"({r['first_leak'][0]},{r['first_leak'][1]})"
         declared = "causal" if r["declared_causal"] else "NON-CAUSAL"
         measured = "no leak" if r["causal"] else "LEAKS"
-        lines.append(f"{r['slot']:<13} {r['variant']:<20} {declared:<10} {r['leak_rel']:>10.2e}  {first:<12} "
-                     f"{measured}: {r['status']}")
+        lines.append(
+            f"{r['slot']:<13} {r['variant']:<20} {declared:<10} {r['leak_rel']:>10.2e}  {first:<12} "
+            f"{measured}: {r['status']}"
+        )
     return "\n".join(lines)

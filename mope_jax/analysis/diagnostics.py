@@ -42,7 +42,9 @@ from mope_jax.typing import Array, Params
 # --------------------------------------------------------------------------- losses
 
 
-def eval_windows(tokens: np.ndarray, seq_len: int, num_windows: int) -> tuple[np.ndarray, np.ndarray]:
+def eval_windows(
+    tokens: np.ndarray, seq_len: int, num_windows: int
+) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) (N, T) int32 input/target windows at N evenly spaced starts over the tokens."""
     tokens = np.asarray(tokens)
     last = len(tokens) - seq_len - 1
@@ -60,23 +62,39 @@ def make_loss_fn(model_cfg: ModelConfig):
 
     @jax.jit
     def loss(params, x, y):
-        logp = jax.nn.log_softmax(model.apply({"params": params}, x, deterministic=True), axis=-1)  # (B,T,V)
+        logp = jax.nn.log_softmax(
+            model.apply({"params": params}, x, deterministic=True), axis=-1
+        )  # (B,T,V)
         return -jnp.take_along_axis(logp, y[..., None], axis=-1)[..., 0].mean(-1)  # (B,)
 
     return loss
 
 
-def eval_loss(model_cfg: ModelConfig, params: Params, tokens: np.ndarray, *, num_windows: int = 256,
-              batch_size: int = 32, loss_fn=None) -> float:
+def eval_loss(
+    model_cfg: ModelConfig,
+    params: Params,
+    tokens: np.ndarray,
+    *,
+    num_windows: int = 256,
+    batch_size: int = 32,
+    loss_fn=None,
+) -> float:
     """Mean next-token loss (nats/token) over ``eval_windows(tokens, block_size, num_windows)``.
     loss_fn: a ``make_loss_fn(model_cfg)`` to reuse (saves a compilation)."""
     x, y = eval_windows(tokens, model_cfg.block_size, num_windows)
     n = len(x)
     pad = -n % batch_size  # one compiled shape: pad the last batch, drop its extra rows
-    x, y = np.concatenate([x, np.repeat(x[:1], pad, 0)]), np.concatenate([y, np.repeat(y[:1], pad, 0)])
+    x, y = (
+        np.concatenate([x, np.repeat(x[:1], pad, 0)]),
+        np.concatenate([y, np.repeat(y[:1], pad, 0)]),
+    )
     fn = loss_fn or make_loss_fn(model_cfg)
-    rows = [np.asarray(fn(params, jnp.asarray(x[i: i + batch_size]), jnp.asarray(y[i: i + batch_size])))
-            for i in range(0, len(x), batch_size)]
+    rows = [
+        np.asarray(
+            fn(params, jnp.asarray(x[i : i + batch_size]), jnp.asarray(y[i : i + batch_size]))
+        )
+        for i in range(0, len(x), batch_size)
+    ]
     return float(np.concatenate(rows)[:n].astype(np.float64).mean())
 
 
@@ -86,12 +104,20 @@ def shuffle_tokens(tokens: np.ndarray, seed: int = 0) -> np.ndarray:
     return tokens[np.random.default_rng(seed).permutation(len(tokens))]
 
 
-def shuffled_gap(model_cfg: ModelConfig, params: Params, val: np.ndarray, *, seed: int = 0,
-                 num_windows: int = 256) -> dict[str, float]:
+def shuffled_gap(
+    model_cfg: ModelConfig,
+    params: Params,
+    val: np.ndarray,
+    *,
+    seed: int = 0,
+    num_windows: int = 256,
+) -> dict[str, float]:
     """{"val", "shuffled", "gap"}: gap = loss(shuffled val) - loss(val), nats/token."""
     fn = make_loss_fn(model_cfg)
     lv = eval_loss(model_cfg, params, val, num_windows=num_windows, loss_fn=fn)
-    ls = eval_loss(model_cfg, params, shuffle_tokens(val, seed), num_windows=num_windows, loss_fn=fn)
+    ls = eval_loss(
+        model_cfg, params, shuffle_tokens(val, seed), num_windows=num_windows, loss_fn=fn
+    )
     return {"val": lv, "shuffled": ls, "gap": ls - lv}
 
 
@@ -107,11 +133,16 @@ SURROGATE_LABELS = {
 }
 
 
-def phase_surrogate_losses(model_cfg: ModelConfig, params: Params, val: np.ndarray, *,
-                           num_windows: int = 256) -> dict[str, float]:
+def phase_surrogate_losses(
+    model_cfg: ModelConfig, params: Params, val: np.ndarray, *, num_windows: int = 256
+) -> dict[str, float]:
     """Val loss with each eval-time surrogate of PHASE_MODES ("none" = the trained filter)."""
-    return {mode: eval_loss(dataclasses.replace(model_cfg, filter_phase=mode), params, val, num_windows=num_windows)
-            for mode in PHASE_MODES}
+    return {
+        mode: eval_loss(
+            dataclasses.replace(model_cfg, filter_phase=mode), params, val, num_windows=num_windows
+        )
+        for mode in PHASE_MODES
+    }
 
 
 def pct_phase(loss_surrogate: float, loss_filter: float, loss_baseline: float) -> float:
@@ -120,13 +151,25 @@ def pct_phase(loss_surrogate: float, loss_filter: float, loss_baseline: float) -
     return float("nan") if gain <= 0 else 100.0 * (loss_surrogate - loss_filter) / gain
 
 
-def metric_distortion_losses(model_cfg: ModelConfig, params: Params, val: np.ndarray, *,
-                             num_windows: int = 256,
-                             transforms: tuple[str, ...] = ("dft", "rotation", "projection")) -> dict[str, float]:
+def metric_distortion_losses(
+    model_cfg: ModelConfig,
+    params: Params,
+    val: np.ndarray,
+    *,
+    num_windows: int = 256,
+    transforms: tuple[str, ...] = ("dft", "rotation", "projection"),
+) -> dict[str, float]:
     """Val loss with the DFT of the trained filter replaced by a random rotation / projection
     (transforms: any of "dft", "rotation", "projection")."""
-    return {tr: eval_loss(dataclasses.replace(model_cfg, filter_transform=tr), params, val, num_windows=num_windows)
-            for tr in transforms}
+    return {
+        tr: eval_loss(
+            dataclasses.replace(model_cfg, filter_transform=tr),
+            params,
+            val,
+            num_windows=num_windows,
+        )
+        for tr in transforms
+    }
 
 
 # --------------------------------------------------------------------------- learned parameters
@@ -156,14 +199,18 @@ def learned_scales(params: Params) -> dict[str, np.ndarray]:
     return {k: np.exp(v) for k, v in _named(params, "log_scale").items()}
 
 
-def filter_impulse_responses(model_cfg: ModelConfig, params: Params, shape: str = "gaussian") -> dict[str, np.ndarray]:
+def filter_impulse_responses(
+    model_cfg: ModelConfig, params: Params, shape: str = "gaussian"
+) -> dict[str, np.ndarray]:
     """{path: (K,H,T)} zero-phase impulse responses irfft(w_h) of the learned windows,
     rolled so that lag 0 sits at T/2 (a symmetric wavelet centred in the window)."""
     t = model_cfg.block_size
     out = {}
     for k, c in learned_centers(params).items():
         c = c.reshape(-1, c.shape[-1])  # (K,H)
-        w = WINDOWS[shape](jnp.asarray(c), t // 2 + 1, model_cfg.filter_bandwidth, model_cfg.filter_norm)  # (K,H,F)
+        w = WINDOWS[shape](
+            jnp.asarray(c), t // 2 + 1, model_cfg.filter_bandwidth, model_cfg.filter_norm
+        )  # (K,H,F)
         out[k] = np.roll(np.asarray(jnp.fft.irfft(w, n=t, axis=-1)), t // 2, axis=-1)
     return out
 
@@ -175,7 +222,9 @@ def _emd():
     try:
         from PyEMD import EMD
     except ImportError as e:  # pragma: no cover - exercised only without the extra
-        raise ImportError("EMD needs the EMD-signal package: pip install 'mope-jax[analysis]'") from e
+        raise ImportError(
+            "EMD needs the EMD-signal package: pip install 'mope-jax[analysis]'"
+        ) from e
     return EMD
 
 
@@ -195,15 +244,24 @@ def emd_periods(signal: np.ndarray, max_imf: int = 6) -> list[float]:
     return [imf_period(m) for m in imfs]
 
 
-def filtered_queries(model_cfg: ModelConfig, params: Params, tokens: Array) -> dict[str, np.ndarray]:
+def filtered_queries(
+    model_cfg: ModelConfig, params: Params, tokens: Array
+) -> dict[str, np.ndarray]:
     """{"h_i": q (B,T,H,D')} the queries each layer scores with (after the qk filter), from
     the ``intermediates`` the attention core sows."""
-    _, inter = GPT(model_cfg).apply({"params": params}, tokens, deterministic=True, mutable=["intermediates"])
-    return {name: np.asarray(v["attn"]["q"][0]) for name, v in inter["intermediates"].items() if "attn" in v}
+    _, inter = GPT(model_cfg).apply(
+        {"params": params}, tokens, deterministic=True, mutable=["intermediates"]
+    )
+    return {
+        name: np.asarray(v["attn"]["q"][0])
+        for name, v in inter["intermediates"].items()
+        if "attn" in v
+    }
 
 
-def query_emd_periods(model_cfg: ModelConfig, params: Params, tokens: Array, layer: int = 0,
-                      max_imf: int = 6) -> list[list[float]]:
+def query_emd_periods(
+    model_cfg: ModelConfig, params: Params, tokens: Array, layer: int = 0, max_imf: int = 6
+) -> list[list[float]]:
     """EMD IMF periods (tokens) of the filtered queries of one layer, per head: the first
     principal component over the head's channels of q~ (T, D') for the first sequence."""
     q = filtered_queries(model_cfg, params, tokens)[f"h_{layer}"][0]  # (T,H,D')

@@ -75,7 +75,9 @@ def capture_qk(cfg, params: Params, tokens: Array) -> list[tuple[Array, Array]]:
     """
     from mope_jax.model import GPT
 
-    _, state = GPT(cfg).apply({"params": params}, tokens, deterministic=True, mutable=["intermediates"])
+    _, state = GPT(cfg).apply(
+        {"params": params}, tokens, deterministic=True, mutable=["intermediates"]
+    )
     inter = state["intermediates"]
     out = []
     for i in range(cfg.n_layer):
@@ -120,7 +122,9 @@ def probe_tokens(stream: np.ndarray, block_size: int, num_windows: int = 8) -> n
     """(num_windows, T) windows at evenly spaced, deterministic offsets of a token stream."""
     n = len(stream) - block_size
     if n < 1:
-        raise ValueError(f"a stream of {len(stream)} tokens is shorter than one window of {block_size}")
+        raise ValueError(
+            f"a stream of {len(stream)} tokens is shorter than one window of {block_size}"
+        )
     starts = np.linspace(0, n - 1, num_windows).astype(np.int64)
     return np.stack([stream[s : s + block_size] for s in starts]).astype(np.int32)
 
@@ -181,4 +185,7 @@ def rope_energy_spectra(cfg, state) -> dict[str, np.ndarray]:
     if not uses_rope(cfg.model):
         return {}
     rep = energy_report(cfg.model, getattr(state, "params", state), _probe(cfg))
-    return {"rope_energy": np.asarray(rep["p"], np.float32), "rope_theta": np.asarray(rep["theta"], np.float32)}
+    return {
+        "rope_energy": np.asarray(rep["p"], np.float32),
+        "rope_theta": np.asarray(rep["theta"], np.float32),
+    }

@@ -120,7 +120,9 @@ def mope_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
         return {}
     p = params["mope"]
     lo, ls = np.asarray(p["log_omega"]), np.asarray(p["log_sigma"])
-    omega, sigma = constrain(lo, ls, constraint=model_cfg.mope_constraint, bound=model_cfg.mope_bound)
+    omega, sigma = constrain(
+        lo, ls, constraint=model_cfg.mope_constraint, bound=model_cfg.mope_bound
+    )
     out = {
         "mope_omega": np.asarray(omega),
         "mope_sigma": np.asarray(sigma),
@@ -138,7 +140,9 @@ def _mope_extract(model_cfg, params):
     return mope_values(model_cfg, params)
 
 
-def boundary_stats(omega: np.ndarray, sigma: np.ndarray, bound: float, prefix: str = "mope") -> dict[str, float]:
+def boundary_stats(
+    omega: np.ndarray, sigma: np.ndarray, bound: float, prefix: str = "mope"
+) -> dict[str, float]:
     """Fraction of pairs on omega sigma = bound (|. - bound| < 1e-3), below it, and ranges."""
     prod = np.asarray(omega, np.float64) * np.asarray(sigma, np.float64)
     return {
@@ -170,8 +174,11 @@ def _mope_summary(model_cfg, params):
 
 def _per_layer(params: Params, module: str, name: str) -> np.ndarray | None:
     layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
-    found = [np.asarray(params[k]["attn"][module][name]) for k in layers
-             if module in params[k].get("attn", {})]
+    found = [
+        np.asarray(params[k]["attn"][module][name])
+        for k in layers
+        if module in params[k].get("attn", {})
+    ]
     return np.stack(found) if found else None
 
 
@@ -187,8 +194,11 @@ def _morlet_rope_summary(model_cfg, params):
     if log_sigma is None:
         return {}
     sigma = np.exp(log_sigma)
-    return {"morlet_rope_sigma_min": float(sigma.min()), "morlet_rope_sigma_median": float(np.median(sigma)),
-            "morlet_rope_sigma_max": float(sigma.max())}
+    return {
+        "morlet_rope_sigma_min": float(sigma.min()),
+        "morlet_rope_sigma_median": float(np.median(sigma)),
+        "morlet_rope_sigma_max": float(sigma.max()),
+    }
 
 
 @register_extractor("ega")
@@ -214,7 +224,9 @@ def ega_m_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
     lo, ls = _per_layer(params, "ega_m", "log_omega"), _per_layer(params, "ega_m", "log_sigma")
     if lo is None:
         return {}
-    omega, sigma = constrain(lo, ls, constraint=model_cfg.ega_m_constraint, bound=model_cfg.mope_bound)
+    omega, sigma = constrain(
+        lo, ls, constraint=model_cfg.ega_m_constraint, bound=model_cfg.mope_bound
+    )
     return {
         "ega_m_omega": np.asarray(omega),
         "ega_m_sigma": np.asarray(sigma),
@@ -237,7 +249,9 @@ def _ega_m_summary(model_cfg, params):
     v = ega_m_values(model_cfg, params)
     if not v:
         return {}
-    out = boundary_stats(v["ega_m_omega"].ravel(), v["ega_m_sigma"].ravel(), model_cfg.mope_bound, prefix="ega_m")
+    out = boundary_stats(
+        v["ega_m_omega"].ravel(), v["ega_m_sigma"].ravel(), model_cfg.mope_bound, prefix="ega_m"
+    )
     out["ega_m_clamp_active_frac"] = float(np.mean(v["ega_m_clamp_active"]))
     return out
 
@@ -283,17 +297,28 @@ def summarize_spectra(arrays: dict[str, np.ndarray], *, bound: float = 5.0) -> d
     out: dict[str, Any] = {}
     for fam in ("mope", "ega_m"):  # the learned (omega, sigma) families
         if f"{fam}_omega" in arrays and f"{fam}_sigma" in arrays:
-            out.update(boundary_stats(np.ravel(arrays[f"{fam}_omega"]), np.ravel(arrays[f"{fam}_sigma"]), bound,
-                                      prefix=fam))
+            out.update(
+                boundary_stats(
+                    np.ravel(arrays[f"{fam}_omega"]),
+                    np.ravel(arrays[f"{fam}_sigma"]),
+                    bound,
+                    prefix=fam,
+                )
+            )
     for name, a in arrays.items():
         a = np.asarray(a, np.float64)
         if a.size and name not in ("mope_clamp_active", "ega_m_clamp_active"):
             out[f"{name}_min"], out[f"{name}_median"], out[f"{name}_max"] = (
-                float(a.min()), float(np.median(a)), float(a.max()))
+                float(a.min()),
+                float(np.median(a)),
+                float(a.max()),
+            )
     return out
 
 
-def write_spectra_summary(run_dir: str | Path, path: str | Path | None = None, step: int | None = None) -> Path:
+def write_spectra_summary(
+    run_dir: str | Path, path: str | Path | None = None, step: int | None = None
+) -> Path:
     """Summarise a run's stored spectra into ``run_dir/spectra_summary.json`` (or ``path``)."""
     from mope_jax.checkpoint import Checkpointer
 
@@ -303,10 +328,17 @@ def write_spectra_summary(run_dir: str | Path, path: str | Path | None = None, s
         arrays = ckpt.read_spectra(step)
         meta = ckpt.read_meta(step)
     bound = meta["config"]["model"].get("mope_bound", 5.0)
-    payload = {"run_dir": str(run_dir), "step": step, "summary": summarize_spectra(arrays, bound=bound),
-               "arrays": arrays}
-    return write_json(path or run_dir / "spectra_summary.json", payload,
-                      command=f"mope_jax.analysis.spectra.write_spectra_summary({str(run_dir)!r})")
+    payload = {
+        "run_dir": str(run_dir),
+        "step": step,
+        "summary": summarize_spectra(arrays, bound=bound),
+        "arrays": arrays,
+    }
+    return write_json(
+        path or run_dir / "spectra_summary.json",
+        payload,
+        command=f"mope_jax.analysis.spectra.write_spectra_summary({str(run_dir)!r})",
+    )
 
 
 def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Path:
@@ -337,8 +369,14 @@ def _jsonable(x):
     return x
 
 
-def plot_sigma_omega(path: str | Path, panels: dict[str, dict[str, np.ndarray]], *, bound: float = 5.0,
-                     init: dict[str, np.ndarray] | None = None, ncols: int = 4) -> Path:
+def plot_sigma_omega(
+    path: str | Path,
+    panels: dict[str, dict[str, np.ndarray]],
+    *,
+    bound: float = 5.0,
+    init: dict[str, np.ndarray] | None = None,
+    ncols: int = 4,
+) -> Path:
     """Scatter sigma (tokens) against omega (rad/token) per panel, with the hyperbola
     omega sigma = bound. ``panels``: title -> {"omega": (n,), "sigma": (n,)} and optionally
     that panel's initial "init_omega", "init_sigma"; ``init``: a default initial

@@ -41,14 +41,26 @@ def check_model_options(m) -> None:
         if known and name not in known:
             raise ConfigError(f"model.{slot}={name!r} is unknown; choose one of {', '.join(known)}")
     # options of the variants, from the modules that define them (read, never copied here)
-    options = {"rope_scaling": SCALINGS, "rope_layout": ("interleaved", "half"), "mope_constraint": CONSTRAINTS,
-               "mope_init": INITS, "filter_transform": TRANSFORMS, "filter_phase": PHASE_MODES,
-               "conv_impl": CONV_IMPLS, "filter_norm": FILTER_NORMS, "kernel_norm": KERNEL_NORMS,
-               "ega_m_init": INITS, "ega_m_constraint": CONSTRAINTS, "compute_dtype": tuple(COMPUTE_DTYPES)}
+    options = {
+        "rope_scaling": SCALINGS,
+        "rope_layout": ("interleaved", "half"),
+        "mope_constraint": CONSTRAINTS,
+        "mope_init": INITS,
+        "filter_transform": TRANSFORMS,
+        "filter_phase": PHASE_MODES,
+        "conv_impl": CONV_IMPLS,
+        "filter_norm": FILTER_NORMS,
+        "kernel_norm": KERNEL_NORMS,
+        "ega_m_init": INITS,
+        "ega_m_constraint": CONSTRAINTS,
+        "compute_dtype": tuple(COMPUTE_DTYPES),
+    }
     for key, allowed in options.items():
         value = getattr(m, key, None)
         if value is not None and value not in allowed:
-            raise ConfigError(f"model.{key}={value!r} is unknown; choose one of {', '.join(allowed)}")
+            raise ConfigError(
+                f"model.{key}={value!r} is unknown; choose one of {', '.join(allowed)}"
+            )
 
 
 register_model_check(check_model_options)

@@ -15,7 +15,9 @@ from mope_jax.typing import Array
 
 for _slot in ("pos_encoding", "qk_position", "attn_bias", "qk_filter"):
     register(_slot, "none", causal=True, doc="identity")(lambda cfg: None)
-register("mixer", "attention", causal=True, doc="masked self-attention (the default sublayer)")(lambda cfg: None)
+register("mixer", "attention", causal=True, doc="masked self-attention (the default sublayer)")(
+    lambda cfg: None
+)
 
 
 @register("pos_encoding", "learned", causal=True, doc="learned absolute table, N(0, 0.02)")
@@ -71,5 +73,3 @@ class Alibi(nn.Module):
 @register("attn_bias", "alibi", causal=True, doc="-slope_h (i - j), geometric slopes")
 def _alibi(cfg):
     return Alibi(cfg.n_head)
-
-

@@ -1,9 +1,9 @@
 """Masked dot-product attention with the plug points of the registry.
 
-    s_ij = q_i . k_j / sqrt(D) + bias_ij          (j <= i)
-    A    = dropout(softmax(s))
-    A_ij <- A_ij g_ij / max(sum_j' A_ij' g_ij', 1e-8)    (only if a key gate is present)
-    out  = A V
+s_ij = q_i . k_j / sqrt(D) + bias_ij          (j <= i)
+A    = dropout(softmax(s))
+A_ij <- A_ij g_ij / max(sum_j' A_ij' g_ij', 1e-8)    (only if a key gate is present)
+out  = A V
 """
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ def matmul_dtype(name: str):
     try:
         return COMPUTE_DTYPES[name]
     except KeyError:
-        raise ConfigError(f"model.compute_dtype={name!r}; use one of {sorted(COMPUTE_DTYPES)}") from None
+        raise ConfigError(
+            f"model.compute_dtype={name!r}; use one of {sorted(COMPUTE_DTYPES)}"
+        ) from None
 
 
 def mm_einsum(spec: str, a: Array, b: Array, dtype=None) -> Array:
@@ -62,21 +64,32 @@ class Dense(nn.Module):
     @nn.compact
     def __call__(self, x: Array) -> Array:
         """x (..., I) -> (..., O)."""
-        kernel = self.param("kernel", nn.initializers.normal(self.init_std), (x.shape[-1], self.features))
+        kernel = self.param(
+            "kernel", nn.initializers.normal(self.init_std), (x.shape[-1], self.features)
+        )
         x2 = x.reshape(-1, x.shape[-1])  # (..., I) -> (N, I)
         if self.dtype is None:
             y = x2 @ kernel  # (N, O)
         else:
-            y = jnp.dot(x2.astype(self.dtype), kernel.astype(self.dtype), preferred_element_type=jnp.float32)
+            y = jnp.dot(
+                x2.astype(self.dtype), kernel.astype(self.dtype), preferred_element_type=jnp.float32
+            )
         if self.use_bias:
-            y = y + self.param("bias", nn.initializers.zeros, (self.features,))[None, :]  # (N,O) + (1,O)
+            y = (
+                y + self.param("bias", nn.initializers.zeros, (self.features,))[None, :]
+            )  # (N,O) + (1,O)
         return y.reshape(*x.shape[:-1], self.features)  # (N, O) -> (..., O)
 
 
 def dense(cfg, features: int, name: str, *, use_bias: bool | None = None) -> Dense:
     """The model's Dense layer: N(0, init_std) kernel, cfg.use_bias, cfg.compute_dtype matmul."""
-    return Dense(features, cfg.use_bias if use_bias is None else use_bias, cfg.init_std,
-                 matmul_dtype(cfg.compute_dtype), name=name)
+    return Dense(
+        features,
+        cfg.use_bias if use_bias is None else use_bias,
+        cfg.init_std,
+        matmul_dtype(cfg.compute_dtype),
+        name=name,
+    )
 
 
 def causal_mask(t: int, s: int | None = None) -> Array:

@@ -44,8 +44,9 @@ from mope_jax.typing import Array
 EGA_M_LENGTHS = EGA_C_LENGTHS  # l_s = 3, 7, 15, 31 taps
 
 
-def ega_m_init(lengths: tuple[int, ...] = EGA_M_LENGTHS, *, init: str = "boundary", bound: float = 5.0
-               ) -> tuple[np.ndarray, np.ndarray]:
+def ega_m_init(
+    lengths: tuple[int, ...] = EGA_M_LENGTHS, *, init: str = "boundary", bound: float = 5.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Initial (log_omega, log_sigma), each (n,) float32: omega_s = pi / l_s rad/token,
     sigma_s = bound / omega_s (``"boundary"``) or 2 bound / omega_s (``"off"``), tokens."""
     if init not in INITS:
@@ -68,7 +69,9 @@ def morlet_energies(u: Array, omega: Array, sigma: Array, lengths: tuple[int, ..
     env = jnp.exp(-jnp.square(j)[None, :] / (2.0 * jnp.square(sigma)[:, None])) * inside  # (n, K)
     phase = omega[:, None] * j[None, :]  # (n, K)
     u_pad = jnp.pad(u, ((0, 0), (k - 1, 0)))  # (B, K-1+T): zeros before the sequence
-    lagged = jnp.stack([u_pad[:, k - 1 - lag: k - 1 - lag + t] for lag in range(k)], axis=-1)  # (B,T,K): u_{t-j}
+    lagged = jnp.stack(
+        [u_pad[:, k - 1 - lag : k - 1 - lag + t] for lag in range(k)], axis=-1
+    )  # (B,T,K): u_{t-j}
     re = jnp.einsum("BTK,NK->BNT", lagged, env * jnp.cos(phase))
     im = jnp.einsum("BTK,NK->BNT", lagged, env * jnp.sin(phase))
     return jnp.square(re) + jnp.square(im)  # (B,n,T)
@@ -87,7 +90,9 @@ class EnergyGateMorlet(nn.Module):
     @nn.compact
     def __call__(self, xn: Array, positions: Array, deterministic: bool = True) -> AttnBias:
         if self.constraint not in CONSTRAINTS:
-            raise ConfigError(f"unknown EGA-M constraint {self.constraint!r}; choose one of {CONSTRAINTS}")
+            raise ConfigError(
+                f"unknown EGA-M constraint {self.constraint!r}; choose one of {CONSTRAINTS}"
+            )
         n = len(self.lengths)
         lo, ls = ega_m_init(self.lengths, init=self.init_mode, bound=self.bound)
         log_omega = self.param("log_omega", lambda key, shape: jnp.asarray(lo), (n,))
@@ -95,27 +100,49 @@ class EnergyGateMorlet(nn.Module):
         alpha = self.param("alpha", nn.initializers.constant(2.0), (n,))
         tau = self.param("tau", nn.initializers.zeros, (n,))
         scale_w = self.param("scale_w", nn.initializers.zeros, (n,))
-        bound = traced_field("mope_bound", self.bound)  # the train state's traced value inside a step
+        bound = traced_field(
+            "mope_bound", self.bound
+        )  # the train state's traced value inside a step
         if self.constraint == "penalty":
-            self.sow("aux_loss", "ega_m_penalty",
-                     self.penalty_weight * admissibility_penalty(log_omega, log_sigma, bound=bound))
-        omega, sigma = constrain(log_omega, log_sigma, constraint=self.constraint, bound=bound)  # (n,), (n,)
+            self.sow(
+                "aux_loss",
+                "ega_m_penalty",
+                self.penalty_weight * admissibility_penalty(log_omega, log_sigma, bound=bound),
+            )
+        omega, sigma = constrain(
+            log_omega, log_sigma, constraint=self.constraint, bound=bound
+        )  # (n,), (n,)
         u = xn.astype(jnp.promote_types(xn.dtype, jnp.float32)).mean(-1)  # (B,T,E) -> (B,T)
-        e = morlet_energies(u, omega.astype(u.dtype), sigma.astype(u.dtype), self.lengths)  # (B,n,T)
+        e = morlet_energies(
+            u, omega.astype(u.dtype), sigma.astype(u.dtype), self.lengths
+        )  # (B,n,T)
         z = znormalise(e, self.znorm)[:, None]  # (B,n,T',S) -> (B,1,n,T',S): one "head", shared
-        return AttnBias(log_gate=mixed_gate_log(z, alpha[None], tau[None], scale_w[None]))  # (B,1,T',S)
+        return AttnBias(
+            log_gate=mixed_gate_log(z, alpha[None], tau[None], scale_w[None])
+        )  # (B,1,T',S)
 
 
 def _builder(znorm: str):
     def build(cfg):
-        return EnergyGateMorlet(znorm, cfg.ega_m_init, cfg.ega_m_constraint, cfg.mope_bound, cfg.mope_penalty,
-                                name="ega_m")
+        return EnergyGateMorlet(
+            znorm,
+            cfg.ega_m_init,
+            cfg.ega_m_constraint,
+            cfg.mope_bound,
+            cfg.mope_penalty,
+            name="ega_m",
+        )
 
     return build
 
 
-register("attn_bias", "ega-m", causal=False,
-         doc="EGA-M (paper 1): 4 causal Morlet filters (l = 3/7/15/31) of mean_E xn, |c|^2 energies, gates mixed; "
-             "z-norm over ALL positions")(_builder("full"))
-register("attn_bias", "ega-m-prefix", causal=True,
-         doc="EGA-M with the causal prefix z-norm")(_builder("prefix"))
+register(
+    "attn_bias",
+    "ega-m",
+    causal=False,
+    doc="EGA-M (paper 1): 4 causal Morlet filters (l = 3/7/15/31) of mean_E xn, |c|^2 energies, gates mixed; "
+    "z-norm over ALL positions",
+)(_builder("full"))
+register("attn_bias", "ega-m-prefix", causal=True, doc="EGA-M with the causal prefix z-norm")(
+    _builder("prefix")
+)

@@ -61,6 +61,8 @@ from mope_jax.typing import Array
 STD_FLOOR = 1e-8
 ZNORMS = ("full", "prefix")
 EGA_C_LENGTHS = (3, 7, 15, 31)  # paper 1's EGA-C (and EGA-M) filter lengths, tokens
+
+
 def _floored_std(var: Array) -> Array:
     """max(sqrt(var), 1e-8), written as sqrt(max(var, 1e-16)): the same values, but a finite
     gradient where var = 0 (row 0 of the prefix statistics; constant energies), where
@@ -121,7 +123,9 @@ def mixed_gate_log(z: Array, alpha: Array, tau: Array, scale_w: Array) -> Array:
     a = alpha.reshape(1, h, n, 1, 1)  # (H,n) -> (1,H,n,1,1)
     t = tau.reshape(1, h, n, 1, 1)
     log_w = jax.nn.log_softmax(scale_w, axis=-1).reshape(1, h, n, 1, 1)  # (H,n) -> (1,H,n,1,1)
-    return jax.scipy.special.logsumexp(log_w + jax.nn.log_sigmoid(a * (z - t)), axis=2)  # (B,H,T',S)
+    return jax.scipy.special.logsumexp(
+        log_w + jax.nn.log_sigmoid(a * (z - t)), axis=2
+    )  # (B,H,T',S)
 
 
 def mixed_energy(p: Array, scale_w: Array | None, znorm: str) -> Array:
@@ -136,7 +140,9 @@ def mixed_energy(p: Array, scale_w: Array | None, znorm: str) -> Array:
 
 
 def _compute_dtype(x: Array):
-    return jnp.promote_types(x.dtype, jnp.float32)  # f32 in training; f64 stays f64 (reference tests)
+    return jnp.promote_types(
+        x.dtype, jnp.float32
+    )  # f32 in training; f64 stays f64 (reference tests)
 
 
 class EnergyGate(nn.Module):
@@ -149,7 +155,9 @@ class EnergyGate(nn.Module):
     n_energy: int = 1
     znorm: str = "full"
     init_std: float = 0.02
-    conv_len: int = 1  # K > 1: one-channel causal convolution energy (ega-conv1); kernel (K, E, H n)
+    conv_len: int = (
+        1  # K > 1: one-channel causal convolution energy (ega-conv1); kernel (K, E, H n)
+    )
 
     @nn.compact
     def __call__(self, xn: Array, positions: Array, deterministic: bool = True) -> AttnBias:
@@ -158,8 +166,13 @@ class EnergyGate(nn.Module):
         h, n = self.n_head, self.n_energy
         init = nn.initializers.normal(self.init_std)
         if self.conv_len > 1:  # left padding only: p_j sees xn_{j-K+1..j}
-            p = nn.Conv(h * n, (self.conv_len,), padding=((self.conv_len - 1, 0),), kernel_init=init,
-                        name="energy")(xn)  # (B,T,H*n)
+            p = nn.Conv(
+                h * n,
+                (self.conv_len,),
+                padding=((self.conv_len - 1, 0),),
+                kernel_init=init,
+                name="energy",
+            )(xn)  # (B,T,H*n)
         else:
             p = nn.Dense(h * n, kernel_init=init, name="energy")(xn)  # (B,T,H*n)
         p = p.reshape(b, t, h, n).transpose(0, 2, 3, 1)  # (B,T,H*n) -> (B,T,H,n) -> (B,H,n,T)
@@ -195,13 +208,17 @@ class EnergyGateMix(nn.Module):
             n = len(self.lengths)
             energies = []
             for l in self.lengths:  # noqa: E741  (l: the paper's length)
-                c = nn.Conv(2 * h, (l,), padding=((l - 1, 0),), kernel_init=init, name=f"energy_l{l}")(xn)  # (B,T,2H)
+                c = nn.Conv(
+                    2 * h, (l,), padding=((l - 1, 0),), kernel_init=init, name=f"energy_l{l}"
+                )(xn)  # (B,T,2H)
                 c = c.reshape(b, t, h, 2).astype(_compute_dtype(c))  # (B,T,2H) -> (B,T,H,2)
                 energies.append(jnp.square(c).sum(-1))  # (B,T,H): a^2 + b^2
             p = jnp.stack(energies, axis=-1)  # (B,T,H,n)
         else:
             n = self.n_energy
-            p = nn.Dense(h * n, kernel_init=init, name="energy")(xn).reshape(b, t, h, n)  # (B,T,H*n) -> (B,T,H,n)
+            p = nn.Dense(h * n, kernel_init=init, name="energy")(xn).reshape(
+                b, t, h, n
+            )  # (B,T,H*n) -> (B,T,H,n)
         p = p.transpose(0, 2, 3, 1)  # (B,T,H,n) -> (B,H,n,T)
         alpha = self.param("alpha", nn.initializers.constant(2.0), (h, n))
         tau = self.param("tau", nn.initializers.zeros, (h, n))
@@ -213,7 +230,9 @@ class EnergyGateMix(nn.Module):
 def _builder(n_from_cfg: bool, znorm: str, conv: bool = False):
     def build(cfg):
         n = cfg.ega_n if n_from_cfg else 1
-        return EnergyGate(cfg.n_head, n, znorm, cfg.init_std, cfg.ega_conv_len if conv else 1, name="ega")
+        return EnergyGate(
+            cfg.n_head, n, znorm, cfg.init_std, cfg.ega_conv_len if conv else 1, name="ega"
+        )
 
     return build
 
@@ -225,30 +244,63 @@ def _mix_builder(znorm: str, lengths: tuple[int, ...] = ()):
     return build
 
 
-register("attn_bias", "ega", causal=False,
-         doc="EGA-1 as published: key gate with z-norm over ALL positions (sees the future)")(_builder(False, "full"))
-register("attn_bias", "ega-prefix", causal=True,
-         doc="EGA-1, causal: row i z-normalises with keys 0..i")(_builder(False, "prefix"))
-register("attn_bias", "ega-n", causal=False,
-         doc="EGA-n as the authors mix it: n = model.ega_n projections, own alpha/tau, GATES mixed; "
-             "z-norm over ALL positions")(_mix_builder("full"))
-register("attn_bias", "ega-n-prefix", causal=True,
-         doc="EGA-n (authors' gate mixing), causal prefix z-norm")(_mix_builder("prefix"))
-register("attn_bias", "ega-n-energymix", causal=False,
-         doc="ours, not the paper's: n z-normed energies mixed under ONE sigmoid; z-norm over ALL positions")(
-    _builder(True, "full"))
-register("attn_bias", "ega-n-energymix-prefix", causal=True,
-         doc="ours, not the paper's: energies mixed under one sigmoid, causal prefix z-norm")(_builder(True, "prefix"))
-register("attn_bias", "ega-c", causal=False,
-         doc="EGA-C as the authors define it: squared 2-channel causal convs, lengths 3/7/15/31, gates mixed; "
-             "z-norm over ALL positions")(_mix_builder("full", EGA_C_LENGTHS))
-register("attn_bias", "ega-c-prefix", causal=True,
-         doc="EGA-C (authors'), causal prefix z-norm")(_mix_builder("prefix", EGA_C_LENGTHS))
-register("attn_bias", "ega-conv1", causal=False,
-         doc="ours, not the paper's EGA-C: ONE linear causal conv channel (model.ega_conv_len taps), one gate; "
-             "z-norm over ALL positions")(_builder(False, "full", conv=True))
-register("attn_bias", "ega-conv1-prefix", causal=True,
-         doc="one-channel conv energy (ega-conv1) with the causal prefix z-norm")(_builder(False, "prefix", conv=True))
+register(
+    "attn_bias",
+    "ega",
+    causal=False,
+    doc="EGA-1 as published: key gate with z-norm over ALL positions (sees the future)",
+)(_builder(False, "full"))
+register(
+    "attn_bias", "ega-prefix", causal=True, doc="EGA-1, causal: row i z-normalises with keys 0..i"
+)(_builder(False, "prefix"))
+register(
+    "attn_bias",
+    "ega-n",
+    causal=False,
+    doc="EGA-n as the authors mix it: n = model.ega_n projections, own alpha/tau, GATES mixed; "
+    "z-norm over ALL positions",
+)(_mix_builder("full"))
+register(
+    "attn_bias",
+    "ega-n-prefix",
+    causal=True,
+    doc="EGA-n (authors' gate mixing), causal prefix z-norm",
+)(_mix_builder("prefix"))
+register(
+    "attn_bias",
+    "ega-n-energymix",
+    causal=False,
+    doc="ours, not the paper's: n z-normed energies mixed under ONE sigmoid; z-norm over ALL positions",
+)(_builder(True, "full"))
+register(
+    "attn_bias",
+    "ega-n-energymix-prefix",
+    causal=True,
+    doc="ours, not the paper's: energies mixed under one sigmoid, causal prefix z-norm",
+)(_builder(True, "prefix"))
+register(
+    "attn_bias",
+    "ega-c",
+    causal=False,
+    doc="EGA-C as the authors define it: squared 2-channel causal convs, lengths 3/7/15/31, gates mixed; "
+    "z-norm over ALL positions",
+)(_mix_builder("full", EGA_C_LENGTHS))
+register("attn_bias", "ega-c-prefix", causal=True, doc="EGA-C (authors'), causal prefix z-norm")(
+    _mix_builder("prefix", EGA_C_LENGTHS)
+)
+register(
+    "attn_bias",
+    "ega-conv1",
+    causal=False,
+    doc="ours, not the paper's EGA-C: ONE linear causal conv channel (model.ega_conv_len taps), one gate; "
+    "z-norm over ALL positions",
+)(_builder(False, "full", conv=True))
+register(
+    "attn_bias",
+    "ega-conv1-prefix",
+    causal=True,
+    doc="one-channel conv energy (ega-conv1) with the causal prefix z-norm",
+)(_builder(False, "prefix", conv=True))
 # the one-channel conv energy was registered as ega-conv / ega-conv-prefix before issue 12
 rename("attn_bias", "ega-conv", "ega-conv1")
 rename("attn_bias", "ega-conv-prefix", "ega-conv1-prefix")

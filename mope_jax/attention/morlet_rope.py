@@ -32,12 +32,21 @@ from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 
-@register("pos_encoding", "morlet", causal=True,
-          doc="MOPE: learned Morlet table cos/sin(omega b) exp(-(b-b0)^2/2sigma^2) (paper A)")
+@register(
+    "pos_encoding",
+    "morlet",
+    causal=True,
+    doc="MOPE: learned Morlet table cos/sin(omega b) exp(-(b-b0)^2/2sigma^2) (paper A)",
+)
 def _morlet(cfg):
     return MorletPositionalEncoding(
-        cfg.n_embd, init_mode=cfg.mope_init, constraint=cfg.mope_constraint, bound=cfg.mope_bound,
-        penalty_weight=cfg.mope_penalty, learn_center=cfg.mope_center, name="mope",
+        cfg.n_embd,
+        init_mode=cfg.mope_init,
+        constraint=cfg.mope_constraint,
+        bound=cfg.mope_bound,
+        penalty_weight=cfg.mope_penalty,
+        learn_center=cfg.mope_center,
+        name="mope",
     )
 
 
@@ -52,7 +61,7 @@ def _pairs(x: Array, layout: str) -> Array:
     if layout == "interleaved":
         return x.reshape(b, t, h, d // 2, 2)  # (B,T,H,D) -> (B,T,H,D/2,2)
     if layout == "half":
-        return jnp.stack([x[..., : d // 2], x[..., d // 2:]], axis=-1)  # (B,T,H,D/2,2)
+        return jnp.stack([x[..., : d // 2], x[..., d // 2 :]], axis=-1)  # (B,T,H,D/2,2)
     raise ConfigError(f"unknown RoPE layout {layout!r}; use 'interleaved' or 'half'")
 
 
@@ -113,8 +122,9 @@ def morlet_rope_scores(
     return total / math.sqrt(d)
 
 
-def morlet_rope_init(head_dim: int, n_head: int, n_groups: int, *, product: float = 5.0,
-                     base: float = 10000.0) -> Array:
+def morlet_rope_init(
+    head_dim: int, n_head: int, n_groups: int, *, product: float = 5.0, base: float = 10000.0
+) -> Array:
     """Initial log_sigma (H, G): sigma_i = product / theta_i (the MOPE boundary omega sigma =
     product, theta in place of omega), averaged in log over each group, the same for all heads."""
     theta = rope_frequencies(head_dim, base)  # (F,)
@@ -138,15 +148,29 @@ class MorletRope(nn.Module):
         n_groups = self.groups or self.head_dim // 2
         log_sigma = self.param(
             "log_sigma",
-            lambda key, shape: morlet_rope_init(self.head_dim, self.n_head, n_groups, product=self.init_product,
-                                                base=self.base),
+            lambda key, shape: morlet_rope_init(
+                self.head_dim, self.n_head, n_groups, product=self.init_product, base=self.base
+            ),
             (self.n_head, n_groups),
         )
-        return morlet_rope_scores(q, k, positions, positions, log_sigma, base=self.base, layout=self.layout)
+        return morlet_rope_scores(
+            q, k, positions, positions, log_sigma, base=self.base, layout=self.layout
+        )
 
 
-@register("qk_position", "morlet-rope", causal=True,
-          doc="RoPE with a learned Gaussian envelope exp(-r^2/2sigma^2) per head and frequency (group)")
+@register(
+    "qk_position",
+    "morlet-rope",
+    causal=True,
+    doc="RoPE with a learned Gaussian envelope exp(-r^2/2sigma^2) per head and frequency (group)",
+)
 def _morlet_rope(cfg):
-    return MorletRope(cfg.head_dim, cfg.n_head, cfg.rope_base, cfg.rope_layout, cfg.morlet_rope_groups,
-                      cfg.morlet_rope_init, name="morlet_rope")
+    return MorletRope(
+        cfg.head_dim,
+        cfg.n_head,
+        cfg.rope_base,
+        cfg.rope_layout,
+        cfg.morlet_rope_groups,
+        cfg.morlet_rope_init,
+        name="morlet_rope",
+    )

@@ -78,7 +78,10 @@ TRANSFORMS = ("dft", "rotation", "projection")
 CONV_IMPLS = ("fft", "toeplitz", "direct")
 KERNELS = ("gauss", "mexhat", "morlet")
 FILTER_NORMS = ("l1", "l2")  # model.filter_norm: spectral window w / sum|w|, or w / ||w||_2
-KERNEL_NORMS = ("l1", "l2")  # model.kernel_norm: causal taps h / sum|h| (min(K,T) taps), or h / ||h||_2 (K taps)
+KERNEL_NORMS = (
+    "l1",
+    "l2",
+)  # model.kernel_norm: causal taps h / sum|h| (min(K,T) taps), or h / ||h||_2 (K taps)
 # MultiFourier-QK initial periods in tokens (paper C: paragraph / sub-paragraph / phrase / word)
 PAPER_PERIODS = (50.0, 26.0, 10.0, 5.0)
 # Paper C's fixed-bin ladder is defined at T = 256; a rung b is used at bin b * T / 256.
@@ -89,7 +92,9 @@ FIXED_BIN_LADDER = {"dc": 0.0, "1": 1.0, "4": 4.0, "16": 16.0, "64": 64.0, "nyqu
 def check_choice(field: str, value: str, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``, else fail with one line naming them."""
     if value not in choices:
-        raise ConfigError(f"model.{field}={value!r} is not valid; choose one of {', '.join(choices)}")
+        raise ConfigError(
+            f"model.{field}={value!r} is not valid; choose one of {', '.join(choices)}"
+        )
     return value
 
 
@@ -115,7 +120,9 @@ def gaussian_window(centers: Array, n_freq: int, bandwidth: float, norm: str = "
     f = jnp.arange(n_freq, dtype=jnp.float32).reshape((1,) * centers.ndim + (n_freq,))  # (1.., F)
     z = (f - centers[..., None]) / bandwidth  # (..., F)
     w = jax.nn.softmax(-0.5 * z**2, axis=-1)  # the l1 window; l2 only rescales it
-    return w if check_choice("filter_norm", norm, FILTER_NORMS) == "l1" else normalise_window(w, "l2")
+    return (
+        w if check_choice("filter_norm", norm, FILTER_NORMS) == "l1" else normalise_window(w, "l2")
+    )
 
 
 def mexhat_window(centers: Array, n_freq: int, bandwidth: float, norm: str = "l1") -> Array:
@@ -188,8 +195,9 @@ def _interior(n_freq: int, t: int) -> Array:
     return keep.at[-1].set(0.0) if t % 2 == 0 else keep
 
 
-def surrogate_phases(mode: str, key: PRNGKey | None, shape: tuple[int, int, int, int], t: int
-                     ) -> tuple[Array, Array]:
+def surrogate_phases(
+    mode: str, key: PRNGKey | None, shape: tuple[int, int, int, int], t: int
+) -> tuple[Array, Array]:
     """Random phases (rad) of the surrogates that need them; spectra shape (B,F,H,D), T = t.
 
     phase_rand:        phi (B,F,H,1), uniform on [0, 2 pi) per batch row, frequency and head,
@@ -209,8 +217,11 @@ def surrogate_phases(mode: str, key: PRNGKey | None, shape: tuple[int, int, int,
     kq, kk = jax.random.split(key)
     if mode.startswith("add-"):  # our earlier draw: (F,H,D), the same for every batch row
         phi_q = 2 * math.pi * jax.random.uniform(kq, (n_freq, h, d))[None] * interior  # (1,F,H,D)
-        phi_k = phi_q if mode == "add-shared" else (
-            2 * math.pi * jax.random.uniform(kk, (n_freq, h, d))[None] * interior)
+        phi_k = (
+            phi_q
+            if mode == "add-shared"
+            else (2 * math.pi * jax.random.uniform(kk, (n_freq, h, d))[None] * interior)
+        )
         return phi_q, phi_k
     if mode == "phase_rand":
         phi = 2 * math.pi * jax.random.uniform(kq, (b, n_freq, h, 1)) * interior  # (B,F,H,1)
@@ -220,8 +231,9 @@ def surrogate_phases(mode: str, key: PRNGKey | None, shape: tuple[int, int, int,
     return phi_q, phi_k
 
 
-def apply_phase_surrogate(qf: Array, kf: Array, mode: str, phi_q: Array, phi_k: Array, t: int
-                          ) -> tuple[Array, Array]:
+def apply_phase_surrogate(
+    qf: Array, kf: Array, mode: str, phi_q: Array, phi_k: Array, t: int
+) -> tuple[Array, Array]:
     """Eval-time surrogates of the spectra qf, kf = rfft(q), rfft(k) (B,F,H,D) complex, T = t.
 
     The authors' (phase study, DESIGN.md section 5):
@@ -253,14 +265,18 @@ def apply_phase_surrogate(qf: Array, kf: Array, mode: str, phi_q: Array, phi_k: 
     return qf * jnp.exp(1j * phi_q), kf * jnp.exp(1j * phi_k)  # add-shared, add-independent
 
 
-def phase_surrogate(qf: Array, kf: Array, mode: str, key: PRNGKey | None, t: int) -> tuple[Array, Array]:
+def phase_surrogate(
+    qf: Array, kf: Array, mode: str, key: PRNGKey | None, t: int
+) -> tuple[Array, Array]:
     """Draw the phases of ``mode`` from ``key`` and apply it: qf, kf (B,F,H,D) complex, T = t."""
     check_choice("filter_phase", mode, PHASE_MODES)
     phi_q, phi_k = surrogate_phases(mode, key, qf.shape, t)
     return apply_phase_surrogate(qf, kf, mode, phi_q, phi_k, t)
 
 
-def spectral_filter_qk(q: Array, k: Array, w: Array, *, phase: str = "none", key: PRNGKey | None = None):
+def spectral_filter_qk(
+    q: Array, k: Array, w: Array, *, phase: str = "none", key: PRNGKey | None = None
+):
     """The FourierQK pair filter with an optional phase surrogate.  NON-CAUSAL.
 
     q, k (B,T,H,D); w (H,F) -> (q~, k~) (B,T,H,D). phase="none" equals spectral_filter twice.
@@ -269,8 +285,10 @@ def spectral_filter_qk(q: Array, k: Array, w: Array, *, phase: str = "none", key
     qf, kf = jnp.fft.rfft(q, axis=1), jnp.fft.rfft(k, axis=1)  # (B,F,H,D)
     qf, kf = phase_surrogate(qf, kf, phase, key, t)
     wf = w.T[None, :, :, None]  # (1,F,H,1)
-    return (jnp.fft.irfft(qf * wf, n=t, axis=1).astype(q.dtype),
-            jnp.fft.irfft(kf * wf, n=t, axis=1).astype(k.dtype))
+    return (
+        jnp.fft.irfft(qf * wf, n=t, axis=1).astype(q.dtype),
+        jnp.fft.irfft(kf * wf, n=t, axis=1).astype(k.dtype),
+    )
 
 
 def random_orthogonal(t: int, seed: int) -> np.ndarray:
@@ -366,7 +384,9 @@ def collapse_weights(centers: Array, t: int, bandwidth: float, norm: str = "l2")
     n_freq = t // 2 + 1
     w = gaussian_window(centers, n_freq, bandwidth, norm)  # (H,F)
     pos = jnp.arange(t, dtype=jnp.float32)
-    basis = jnp.cos(2 * math.pi * jnp.arange(n_freq, dtype=jnp.float32)[:, None] * pos[None, :] / t)  # (F,T)
+    basis = jnp.cos(
+        2 * math.pi * jnp.arange(n_freq, dtype=jnp.float32)[:, None] * pos[None, :] / t
+    )  # (F,T)
     return jnp.einsum("HF,FT->TH", w, basis)
 
 
@@ -454,8 +474,9 @@ def n_bins(t: int, transform: str) -> int:
     return t // 2 + 1 if check_choice("filter_transform", transform, TRANSFORMS) == "dft" else t
 
 
-def filter_qk(q: Array, k: Array, w: Array, *, transform: str = "dft", phase: str = "none",
-              seed: int = 0) -> tuple[Array, Array]:
+def filter_qk(
+    q: Array, k: Array, w: Array, *, transform: str = "dft", phase: str = "none", seed: int = 0
+) -> tuple[Array, Array]:
     """Filter q and k with K windows per head and stack the copies.  NON-CAUSAL.
 
     q, k (B,T,H,D); w (K,H,F), F = n_bins(T, transform) -> (B,T,H,K*D) each, scaled by
@@ -465,10 +486,14 @@ def filter_qk(q: Array, k: Array, w: Array, *, transform: str = "dft", phase: st
     """
     t = q.shape[1]
     if n_bins(t, transform) != w.shape[-1]:
-        raise ConfigError(f"window has {w.shape[-1]} bins; T={t} with {transform!r} needs {n_bins(t, transform)}")
+        raise ConfigError(
+            f"window has {w.shape[-1]} bins; T={t} with {transform!r} needs {n_bins(t, transform)}"
+        )
     if transform == "dft":
         key = jax.random.PRNGKey(seed)
-        qs, ks = jax.vmap(lambda wk: spectral_filter_qk(q, k, wk, phase=phase, key=key))(w)  # (K,B,T,H,D)
+        qs, ks = jax.vmap(lambda wk: spectral_filter_qk(q, k, wk, phase=phase, key=key))(
+            w
+        )  # (K,B,T,H,D)
     else:
         if phase != "none":
             raise ConfigError("phase surrogates need model.filter_transform='dft'")
@@ -511,17 +536,23 @@ class SpectralFilter(nn.Module):
         t, h = q.shape[1], self.n_head
         n_freq = n_bins(t, self.transform)
         nk = len(self.init_bins)
-        bins = np.asarray(self.init_bins, np.float64) * (t / self.ref_len if self.ref_len else 1.0)  # (K,)
+        bins = np.asarray(self.init_bins, np.float64) * (
+            t / self.ref_len if self.ref_len else 1.0
+        )  # (K,)
         if check_choice("centres", self.centres, CENTRES) == "learned":
             if np.any(bins <= 0):
-                raise ConfigError(f"learned centres are log-parameterised: initial bins {bins} must be > 0")
+                raise ConfigError(
+                    f"learned centres are log-parameterised: initial bins {bins} must be > 0"
+                )
             init = jnp.log(jnp.asarray(bins, jnp.float32))[:, None] * jnp.ones((1, h))  # (K,H)
             centers = jnp.exp(self.param("log_center", lambda key: init))  # (K,H) bins
         elif self.centres == "fixed":
             centers = jnp.asarray(bins, jnp.float32)[:, None] * jnp.ones((1, h))  # (K,H) constants
         else:
             rng = np.random.default_rng(self.seed)
-            centers = jnp.asarray(rng.uniform(1.0, n_freq - 1.0, size=(nk, h)), jnp.float32)  # (K,H)
+            centers = jnp.asarray(
+                rng.uniform(1.0, n_freq - 1.0, size=(nk, h)), jnp.float32
+            )  # (K,H)
         w = WINDOWS[self.shape](centers, n_freq, self.bandwidth, self.norm)  # (K,H,F)
         return filter_qk(q, k, w, transform=self.transform, phase=self.phase, seed=self.seed)
 
@@ -543,7 +574,9 @@ class MexHatK4(nn.Module):
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
         """q, k (B,T,H,D) -> (B,T,H,K*D) each (score = mean over K of q~_s k~_s^T)."""
         t = q.shape[1]
-        init = jnp.asarray(mexhat_k4_init_log_s(self.periods), jnp.float32)[None, :] * jnp.ones((self.n_head, 1))
+        init = jnp.asarray(mexhat_k4_init_log_s(self.periods), jnp.float32)[None, :] * jnp.ones(
+            (self.n_head, 1)
+        )
         log_s = self.param("log_s", lambda key: init)  # (H,K)
         w = mexhat_k4_spectra(log_s, t, n_bins(t, self.transform))  # (K,H,F)
         return filter_qk(q, k, w, transform=self.transform, phase=self.phase, seed=self.seed)
@@ -574,8 +607,14 @@ class CausalKernelFilter(nn.Module):
         t, h = q.shape[1], self.n_head
         init = jnp.full((h,), math.log(self.scale), jnp.float32)
         log_scale = self.param("log_scale", lambda key: init) if self.learn_scale else init  # (H,)
-        n_taps = self.length if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2" else min(self.length, t)
-        taps = kernel_taps(self.kind, jnp.exp(log_scale), n_taps, self.w0, self.norm)[..., :t]  # (C,H,min(K,T))
+        n_taps = (
+            self.length
+            if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2"
+            else min(self.length, t)
+        )
+        taps = kernel_taps(self.kind, jnp.exp(log_scale), n_taps, self.w0, self.norm)[
+            ..., :t
+        ]  # (C,H,min(K,T))
         return _conv_pair(q, k, taps, CONVS[self.impl])
 
 
@@ -615,11 +654,17 @@ class CausalFreqFilter(nn.Module):
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
         """q, k (B,T,H,D) -> (B,T,H,2*D) (Re, Im stacked)."""
         if self.impl not in ("fft", "toeplitz", "direct"):
-            raise ConfigError(f"model.conv_impl={self.impl!r} is not valid; choose one of {', '.join(CONV_IMPLS)}")
+            raise ConfigError(
+                f"model.conv_impl={self.impl!r} is not valid; choose one of {', '.join(CONV_IMPLS)}"
+            )
         t = q.shape[1]
         init = jnp.full((self.n_head,), math.log(self.init_bin), jnp.float32)
         freq = causal_freq_bins(self.param("log_freq", lambda key: init), t)  # (H,) bins
-        n_taps = self.length if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2" else min(self.length, t)
+        n_taps = (
+            self.length
+            if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2"
+            else min(self.length, t)
+        )
         taps = freq_kernel_taps(freq, self.scale, n_taps, t, self.norm)[..., :t]  # (2,H,min(K,T))
         return _conv_pair(q, k, taps, CONVS[self.impl])
 
@@ -729,86 +774,166 @@ def learned_filter_spectra(t: int, module_params: dict) -> dict[str, np.ndarray]
 
 
 def _bilateral(cfg, *, bins, shape="gaussian", centres="learned", ref_len=0):
-    return SpectralFilter(cfg.n_head, tuple(bins), cfg.filter_bandwidth, shape, centres, cfg.filter_seed,
-                          cfg.filter_transform, cfg.filter_phase, check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS),
-                          ref_len)
+    return SpectralFilter(
+        cfg.n_head,
+        tuple(bins),
+        cfg.filter_bandwidth,
+        shape,
+        centres,
+        cfg.filter_seed,
+        cfg.filter_transform,
+        cfg.filter_phase,
+        check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS),
+        ref_len,
+    )
 
 
-@register("qk_filter", "fourier", causal=False, doc="bilateral FFT, 1 learned Gaussian centre/head (init bin 4)")
+@register(
+    "qk_filter",
+    "fourier",
+    causal=False,
+    doc="bilateral FFT, 1 learned Gaussian centre/head (init bin 4)",
+)
 def _fourier(cfg):
     return _bilateral(cfg, bins=(cfg.filter_init_bin,))
 
 
-@register("qk_filter", "multifourier", causal=False,
-          doc="bilateral FFT, K learned centres/head (init periods 50/26/10/5 tokens), scores averaged")
+@register(
+    "qk_filter",
+    "multifourier",
+    causal=False,
+    doc="bilateral FFT, K learned centres/head (init periods 50/26/10/5 tokens), scores averaged",
+)
 def _multifourier(cfg):
-    return _bilateral(cfg, bins=[cfg.block_size / p for p in multifourier_init_periods(cfg.filter_k)])
+    return _bilateral(
+        cfg, bins=[cfg.block_size / p for p in multifourier_init_periods(cfg.filter_k)]
+    )
 
 
-@register("qk_filter", "random", causal=False, doc="bilateral FFT, fixed random centre/head (not trained)")
+@register(
+    "qk_filter", "random", causal=False, doc="bilateral FFT, fixed random centre/head (not trained)"
+)
 def _random(cfg):
     return _bilateral(cfg, bins=(cfg.filter_init_bin,), centres="random")
 
 
-@register("qk_filter", "fixed-bin", causal=False,
-          doc="bilateral FFT, constant Gaussian centre: rung filter_fixed_bin at T=256, bin*T/256 here")
+@register(
+    "qk_filter",
+    "fixed-bin",
+    causal=False,
+    doc="bilateral FFT, constant Gaussian centre: rung filter_fixed_bin at T=256, bin*T/256 here",
+)
 def _fixed_bin(cfg):
     return _bilateral(cfg, bins=(cfg.filter_fixed_bin,), centres="fixed", ref_len=LADDER_T)
 
 
-@register("qk_filter", "fixed-bin-learned", causal=False,
-          doc="bilateral FFT, learned centre/head initialised at the ladder rung filter_fixed_bin")
+@register(
+    "qk_filter",
+    "fixed-bin-learned",
+    causal=False,
+    doc="bilateral FFT, learned centre/head initialised at the ladder rung filter_fixed_bin",
+)
 def _fixed_bin_learned(cfg):
     return _bilateral(cfg, bins=(cfg.filter_fixed_bin,), ref_len=LADDER_T)
 
 
-@register("qk_filter", "mexhat-window", causal=False,
-          doc="bilateral FFT, one (1-z^2)e^{-z^2/2} window around a learned centre (not MexHat-K4)")
+@register(
+    "qk_filter",
+    "mexhat-window",
+    causal=False,
+    doc="bilateral FFT, one (1-z^2)e^{-z^2/2} window around a learned centre (not MexHat-K4)",
+)
 def _mexhat_window(cfg):
     return _bilateral(cfg, bins=(cfg.filter_init_bin,), shape="mexhat")
 
 
-@register("qk_filter", "mexhat-k4", causal=False,
-          doc="bilateral FFT, 4 admissible (s w)^2 e^{-(s w)^2/2} spectra/head, learned log_s, scores averaged")
+@register(
+    "qk_filter",
+    "mexhat-k4",
+    causal=False,
+    doc="bilateral FFT, 4 admissible (s w)^2 e^{-(s w)^2/2} spectra/head, learned log_s, scores averaged",
+)
 def _mexhat_k4(cfg):
-    return MexHatK4(cfg.n_head, PAPER_PERIODS, cfg.filter_seed, cfg.filter_transform, cfg.filter_phase)
+    return MexHatK4(
+        cfg.n_head, PAPER_PERIODS, cfg.filter_seed, cfg.filter_transform, cfg.filter_phase
+    )
 
 
-@register("qk_filter", "seedc-collapse", causal=True,
-          doc="seed C's reading: per-position weight sum_f w(f) cos(2 pi f t/T) scales q, k; no irfft")
+@register(
+    "qk_filter",
+    "seedc-collapse",
+    causal=True,
+    doc="seed C's reading: per-position weight sum_f w(f) cos(2 pi f t/T) scales q, k; no irfft",
+)
 def _seedc_collapse(cfg):
-    return FreqCollapse(cfg.n_head, cfg.filter_init_bin, cfg.filter_bandwidth,
-                        check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS))
+    return FreqCollapse(
+        cfg.n_head,
+        cfg.filter_init_bin,
+        cfg.filter_bandwidth,
+        check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS),
+    )
 
 
 def _kernel(cfg, kind, impl=None):
-    return CausalKernelFilter(cfg.n_head, kind, cfg.kernel_len, cfg.kernel_scale, cfg.kernel_learn_scale,
-                              cfg.kernel_w0, impl or cfg.conv_impl,
-                              check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS))
+    return CausalKernelFilter(
+        cfg.n_head,
+        kind,
+        cfg.kernel_len,
+        cfg.kernel_scale,
+        cfg.kernel_learn_scale,
+        cfg.kernel_w0,
+        impl or cfg.conv_impl,
+        check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS),
+    )
 
 
 for _kind in KERNELS:
-    register("qk_filter", f"causal-{_kind}", causal=True,
-             doc=f"one-sided {_kind} kernel on q/k along T (model.conv_impl: fft/toeplitz/direct)")(
-        lambda cfg, _kind=_kind: _kernel(cfg, _kind))
+    register(
+        "qk_filter",
+        f"causal-{_kind}",
+        causal=True,
+        doc=f"one-sided {_kind} kernel on q/k along T (model.conv_impl: fft/toeplitz/direct)",
+    )(lambda cfg, _kind=_kind: _kernel(cfg, _kind))
 
 
-@register("qk_filter", "causal-freq", causal=True,
-          doc="causal complex kernel, learned frequency in [2, F-2] bins inside a fixed envelope a")
+@register(
+    "qk_filter",
+    "causal-freq",
+    causal=True,
+    doc="causal complex kernel, learned frequency in [2, F-2] bins inside a fixed envelope a",
+)
 def _causal_freq(cfg):
-    return CausalFreqFilter(cfg.n_head, cfg.filter_init_bin, cfg.kernel_scale, cfg.kernel_len, cfg.conv_impl,
-                            check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS))
+    return CausalFreqFilter(
+        cfg.n_head,
+        cfg.filter_init_bin,
+        cfg.kernel_scale,
+        cfg.kernel_len,
+        cfg.conv_impl,
+        check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS),
+    )
 
 
-@register("qk_filter", "circular-gauss", causal=False, doc="Gaussian kernel by UNPADDED (circular) FFT: foil")
+@register(
+    "qk_filter",
+    "circular-gauss",
+    causal=False,
+    doc="Gaussian kernel by UNPADDED (circular) FFT: foil",
+)
 def _circular(cfg):
     return _kernel(cfg, "gauss", impl="circular")
 
 
-@register("qk_position", "morlet-xcorr", causal=False, doc="irfft Morlet cross-correlation scores (leaks)")
+@register(
+    "qk_position", "morlet-xcorr", causal=False, doc="irfft Morlet cross-correlation scores (leaks)"
+)
 def _xcorr(cfg):
-    return MorletXCorr(cfg.n_head, cfg.head_dim, cfg.filter_init_bin, cfg.filter_bandwidth,
-                       check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS))
+    return MorletXCorr(
+        cfg.n_head,
+        cfg.head_dim,
+        cfg.filter_init_bin,
+        cfg.filter_bandwidth,
+        check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS),
+    )
 
 
 @register("mixer", "fnet", causal=False, doc="Re FFT2 over (T, E) replaces attention (FNet)")

@@ -64,14 +64,23 @@ def block_copy_width(block_len: int) -> int:
     return block_len - 2
 
 
-def measured_block_width(block_len: int, *, num_symbols: int = 16, num_tokens: int = 100_000, seed: int = 0,
-                         kind: str = "match", frac: float = 0.5) -> int:
+def measured_block_width(
+    block_len: int,
+    *,
+    num_symbols: int = 16,
+    num_tokens: int = 100_000,
+    seed: int = 0,
+    kind: str = "match",
+    frac: float = 0.5,
+) -> int:
     """W measured from a generated block-copy stream (max distance 2B)."""
     stream = block_copy_stream(num_tokens, block_len=block_len, num_symbols=num_symbols, seed=seed)
     return kernel_width(dependency_kernel(stream, 2 * block_len, kind=kind), frac=frac)
 
 
-def block_repeat_stream(num_tokens: int, *, width: int, num_symbols: int, seed: int | tuple[int, ...]) -> np.ndarray:
+def block_repeat_stream(
+    num_tokens: int, *, width: int, num_symbols: int, seed: int | tuple[int, ...]
+) -> np.ndarray:
     """A block task whose every second-half token is a copy at distance exactly W = ``width``.
 
     Blocks [0, a_1..a_W, a_1..a_W] (length B = 2W + 1, a_j i.i.d. uniform on 1..K): W of

@@ -31,9 +31,15 @@ import numpy as np
 
 MODULUS = 23
 NAMES = string.ascii_uppercase
-OPS = {"+": lambda a, b, m: (a + b) % m, "-": lambda a, b, m: (a - b) % m, "*": lambda a, b, m: (a * b) % m}
+OPS = {
+    "+": lambda a, b, m: (a + b) % m,
+    "-": lambda a, b, m: (a - b) % m,
+    "*": lambda a, b, m: (a * b) % m,
+}
 # Every character a problem can contain; a fixed vocabulary, so every seed and size shares it.
-ALPHABET = "\n #.;=?" + "".join(OPS) + string.digits + string.ascii_uppercase + string.ascii_lowercase
+ALPHABET = (
+    "\n #.;=?" + "".join(OPS) + string.digits + string.ascii_uppercase + string.ascii_lowercase
+)
 VOCAB = tuple(sorted(set(ALPHABET)))
 
 
@@ -49,8 +55,14 @@ class Problem:
         return self.prompt + self.solution
 
 
-def make_problem(rng: np.random.Generator, *, num_ops: int, num_leaves: int | None = None,
-                 modulus: int = MODULUS, ops: tuple[str, ...] = ("+", "-", "*")) -> Problem:
+def make_problem(
+    rng: np.random.Generator,
+    *,
+    num_ops: int,
+    num_leaves: int | None = None,
+    modulus: int = MODULUS,
+    ops: tuple[str, ...] = ("+", "-", "*"),
+) -> Problem:
     """One problem from a random DAG (see module docstring)."""
     if num_ops < 1:
         raise ValueError(f"num_ops={num_ops} must be >= 1")
@@ -103,7 +115,9 @@ def make_problem(rng: np.random.Generator, *, num_ops: int, num_leaves: int | No
             steps.append(f"Define {nm} as {lo}; so {lo}={value[nm]}.")
         else:
             op, a, b = n
-            steps.append(f"Define {nm} as {lo}; so {lo}={a.lower()}{op}{b.lower()}={value[a]}{op}{value[b]}={value[nm]}.")
+            steps.append(
+                f"Define {nm} as {lo}; so {lo}={a.lower()}{op}{b.lower()}={value[a]}{op}{value[b]}={value[nm]}."
+            )
     solution = " " + " ".join(steps) + f" #{value[target]}\n"
     return Problem(prompt, solution, value[target], num_ops)
 
@@ -144,12 +158,21 @@ def parse_answer(generated: str) -> int | None:
     return int(digits) if digits else None
 
 
-def problems(num: int, *, seed: int | tuple[int, ...], ops_range: tuple[int, int] = (1, 2),
-             ops: tuple[str, ...] = ("+", "-", "*"), modulus: int = MODULUS) -> list[Problem]:
+def problems(
+    num: int,
+    *,
+    seed: int | tuple[int, ...],
+    ops_range: tuple[int, int] = (1, 2),
+    ops: tuple[str, ...] = ("+", "-", "*"),
+    modulus: int = MODULUS,
+) -> list[Problem]:
     """``num`` problems, num_ops uniform on ops_range (inclusive), deterministic in seed."""
     rng = np.random.default_rng(seed)
     lo, hi = ops_range
-    return [make_problem(rng, num_ops=int(rng.integers(lo, hi + 1)), ops=ops, modulus=modulus) for _ in range(num)]
+    return [
+        make_problem(rng, num_ops=int(rng.integers(lo, hi + 1)), ops=ops, modulus=modulus)
+        for _ in range(num)
+    ]
 
 
 def encode(text: str, vocab: tuple[str, ...] = VOCAB) -> np.ndarray:
@@ -161,8 +184,14 @@ def decode(ids, vocab: tuple[str, ...] = VOCAB) -> str:
     return "".join(vocab[int(i)] for i in ids)
 
 
-def igsm_stream(num_chars: int, *, seed: int | tuple[int, ...], ops_range: tuple[int, int] = (1, 2),
-                ops: tuple[str, ...] = ("+", "-", "*"), modulus: int = MODULUS) -> np.ndarray:
+def igsm_stream(
+    num_chars: int,
+    *,
+    seed: int | tuple[int, ...],
+    ops_range: tuple[int, int] = (1, 2),
+    ops: tuple[str, ...] = ("+", "-", "*"),
+    modulus: int = MODULUS,
+) -> np.ndarray:
     """(num_chars,) int32 ids of concatenated problems (text + solution), vocabulary VOCAB."""
     rng = np.random.default_rng(seed)
     lo, hi = ops_range
@@ -174,8 +203,16 @@ def igsm_stream(num_chars: int, *, seed: int | tuple[int, ...], ops_range: tuple
     return encode("".join(parts)[:num_chars])
 
 
-def answer_accuracy(logits_fn, probs: list[Problem], *, context: int, filler: np.ndarray,
-                    max_new: int = 120, batch: int = 64, vocab: tuple[str, ...] = VOCAB) -> dict[str, float]:
+def answer_accuracy(
+    logits_fn,
+    probs: list[Problem],
+    *,
+    context: int,
+    filler: np.ndarray,
+    max_new: int = 120,
+    batch: int = 64,
+    vocab: tuple[str, ...] = VOCAB,
+) -> dict[str, float]:
     """Exact-match accuracy of greedy answers.
 
     logits_fn(tokens (B, C) int32) -> logits (B, C, V), a causal model applied at length C =
@@ -213,7 +250,12 @@ def answer_accuracy(logits_fn, probs: list[Problem], *, context: int, filler: np
             leaves_ok += ok
             leaves += total
     n = len(probs)
-    return {"accuracy": correct / n, "parsed": parsed / n, "leaf_accuracy": leaves_ok / max(leaves, 1), "n": n}
+    return {
+        "accuracy": correct / n,
+        "parsed": parsed / n,
+        "leaf_accuracy": leaves_ok / max(leaves, 1),
+        "n": n,
+    }
 
 
 def leaf_copies(prompt: str, generated: str) -> tuple[int, int]:

@@ -132,7 +132,9 @@ def word_tokenize(text: str, *, lowercase: bool = True) -> Tokenized:
     """Words = runs of \\w and single punctuation marks; whitespace is dropped."""
     words = _WORD.findall(text.lower() if lowercase else text)
     vocab, ids = np.unique(np.asarray(words, dtype=object).astype(str), return_inverse=True)
-    return Tokenized("words", ids.astype(np.int64), tuple(vocab.tolist()), len(text) / max(len(words), 1))
+    return Tokenized(
+        "words", ids.astype(np.int64), tuple(vocab.tolist()), len(text) / max(len(words), 1)
+    )
 
 
 def _merge_pair(seq: np.ndarray, a: int, b: int, new: int) -> np.ndarray:
@@ -150,8 +152,9 @@ def _merge_pair(seq: np.ndarray, a: int, b: int, new: int) -> np.ndarray:
     return np.delete(out, hits + 1)
 
 
-def train_merges(text: str, num_merges: int, *, alphabet: str | None = None
-                 ) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
+def train_merges(
+    text: str, num_merges: int, *, alphabet: str | None = None
+) -> tuple[tuple[str, ...], list[tuple[int, int]]]:
     """Learn ``num_merges`` merges (BPE-like) from ``text``.
 
     Returns (vocab, merges): vocab lists the characters (of ``alphabet`` if given, so that
@@ -212,8 +215,9 @@ def cap_vocab(ids: np.ndarray, max_vocab: int) -> np.ndarray:
 # --------------------------------------------------------------------------- self-similarity
 
 
-def collapse_spread(profiles: dict[str, tuple[np.ndarray, np.ndarray]], *, floor: float = 1e-4,
-                    num_points: int = 24) -> float:
+def collapse_spread(
+    profiles: dict[str, tuple[np.ndarray, np.ndarray]], *, floor: float = 1e-4, num_points: int = 24
+) -> float:
     """Spread of normalised MI profiles after putting them on a common distance axis.
 
     profiles: name -> (d, f) with d (R,) distances (e.g. r x chars-per-token) and f (R,) the

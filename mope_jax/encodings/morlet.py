@@ -39,7 +39,9 @@ CONSTRAINTS = ("clamp", "penalty", "none")
 INITS = ("boundary", "off")
 
 
-def morlet_init(n: int, *, init: str = "boundary", bound: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
+def morlet_init(
+    n: int, *, init: str = "boundary", bound: float = 5.0
+) -> tuple[np.ndarray, np.ndarray]:
     """The authors' initial (log_omega, log_sigma), each (n,) float32.
 
     omega_i = exp(linspace(log 1, log 0.99 pi, n)) rad/token;
@@ -69,13 +71,16 @@ def clamp_active(log_omega: Array, log_sigma: Array, *, bound: float = 5.0) -> A
     return omega * sigma < bound
 
 
-def constrain(log_omega: Array, log_sigma: Array, *, constraint: str = "clamp", bound: float = 5.0
-              ) -> tuple[Array, Array]:
+def constrain(
+    log_omega: Array, log_sigma: Array, *, constraint: str = "clamp", bound: float = 5.0
+) -> tuple[Array, Array]:
     """(omega rad/token, sigma tokens), each (n,), under ``constraint`` (module docstring)."""
     if constraint == "clamp":
         return clamp_paper(log_omega, log_sigma, bound=bound)
     if constraint == "penalty":
-        return jnp.minimum(jnp.exp(log_omega), OMEGA_MAX), jnp.maximum(jnp.exp(log_sigma), SIGMA_MIN)
+        return jnp.minimum(jnp.exp(log_omega), OMEGA_MAX), jnp.maximum(
+            jnp.exp(log_sigma), SIGMA_MIN
+        )
     if constraint == "none":
         return jnp.exp(log_omega), jnp.exp(log_sigma)
     raise ConfigError(f"unknown MOPE constraint {constraint!r}; choose one of {CONSTRAINTS}")
@@ -91,8 +96,15 @@ def admissibility_penalty(log_omega: Array, log_sigma: Array, *, bound: float = 
     return jnp.mean(jnp.square(jnp.maximum(gap, 0.0)))
 
 
-def morlet_encoding(positions: Array, log_omega: Array, log_sigma: Array, *, center: Array | None = None,
-                    constraint: str = "none", bound: float = 5.0) -> Array:
+def morlet_encoding(
+    positions: Array,
+    log_omega: Array,
+    log_sigma: Array,
+    *,
+    center: Array | None = None,
+    constraint: str = "none",
+    bound: float = 5.0,
+) -> Array:
     """MOPE table (DESIGN.md section 1).
 
     Args:
@@ -135,7 +147,9 @@ class MorletPositionalEncoding(nn.Module):
         if self.dim % 2:
             raise ConfigError(f"MOPE needs an even width, got n_embd={self.dim}")
         if self.constraint not in CONSTRAINTS:
-            raise ConfigError(f"unknown MOPE constraint {self.constraint!r}; choose one of {CONSTRAINTS}")
+            raise ConfigError(
+                f"unknown MOPE constraint {self.constraint!r}; choose one of {CONSTRAINTS}"
+            )
         n = self.dim // 2
         lo, ls = morlet_init(n, init=self.init_mode, bound=self.bound)
         log_omega = self.param("log_omega", lambda key, shape: jnp.asarray(lo), (n,))
@@ -145,7 +159,11 @@ class MorletPositionalEncoding(nn.Module):
         # train several bounds); it equals self.bound for a run of this config
         bound = traced_field("mope_bound", self.bound)
         if self.constraint == "penalty":
-            self.sow("aux_loss", "mope_penalty",
-                     self.penalty_weight * admissibility_penalty(log_omega, log_sigma, bound=bound))
-        return morlet_encoding(positions, log_omega, log_sigma, center=center, constraint=self.constraint,
-                               bound=bound)
+            self.sow(
+                "aux_loss",
+                "mope_penalty",
+                self.penalty_weight * admissibility_penalty(log_omega, log_sigma, bound=bound),
+            )
+        return morlet_encoding(
+            positions, log_omega, log_sigma, center=center, constraint=self.constraint, bound=bound
+        )

@@ -67,13 +67,17 @@ def rope_frequencies(
         return theta
     if scaling == "dynamic_ntk":
         if not original_length or seq_len is None:
-            raise ConfigError("dynamic_ntk needs original_length (model.rope_original_length) and seq_len")
+            raise ConfigError(
+                "dynamic_ntk needs original_length (model.rope_original_length) and seq_len"
+            )
         factor = max(1.0, seq_len / original_length)
         if factor == 1.0:
             return theta
         scaling = "ntk"
     if factor < 1.0:
-        raise ConfigError(f"rope factor s={factor} < 1; s = L'/L is an extension factor, use s >= 1")
+        raise ConfigError(
+            f"rope factor s={factor} < 1; s = L'/L is an extension factor, use s >= 1"
+        )
     if scaling == "pi":
         return theta / factor
     if scaling == "ntk":
@@ -85,7 +89,9 @@ def rope_frequencies(
         return theta * jnp.asarray(factor, jnp.float32) ** (-expo)
     # yarn
     if not original_length:
-        raise ConfigError("yarn needs original_length (model.rope_original_length), the training length L")
+        raise ConfigError(
+            "yarn needs original_length (model.rope_original_length), the training length L"
+        )
     if not yarn_beta > yarn_alpha:
         raise ConfigError(f"yarn needs beta > alpha, got alpha={yarn_alpha}, beta={yarn_beta}")
     gamma = yarn_ramp(theta, original_length, yarn_alpha, yarn_beta)
@@ -114,9 +120,14 @@ def scaled_frequencies(model_cfg, seq_len: int) -> tuple[Array, float]:
     """(theta' (D/2,), logit multiplier) for a ModelConfig's rope_* fields at length seq_len."""
     c = model_cfg
     freqs = rope_frequencies(
-        c.head_dim, c.rope_base, scaling=c.rope_scaling, factor=c.rope_factor,
-        original_length=c.rope_original_length or None, seq_len=seq_len,
-        yarn_alpha=c.rope_yarn_alpha, yarn_beta=c.rope_yarn_beta,
+        c.head_dim,
+        c.rope_base,
+        scaling=c.rope_scaling,
+        factor=c.rope_factor,
+        original_length=c.rope_original_length or None,
+        seq_len=seq_len,
+        yarn_alpha=c.rope_yarn_alpha,
+        yarn_beta=c.rope_yarn_beta,
     )
     scale = yarn_logit_scale(c.rope_factor) if c.rope_scaling == "yarn" else 1.0
     return freqs, scale
@@ -166,8 +177,14 @@ def apply_rope(
     return out.astype(x.dtype)
 
 
-def extend_context(model_cfg, scaling: str, factor: float = 1.0, *, original_length: int | None = None,
-                   seq_len: int | None = None):
+def extend_context(
+    model_cfg,
+    scaling: str,
+    factor: float = 1.0,
+    *,
+    original_length: int | None = None,
+    seq_len: int | None = None,
+):
     """A copy of ``model_cfg`` evaluated with a RoPE context-extension rule (eval-time override).
 
     The parameters of a RoPE model do not depend on the length, so a checkpoint trained at
@@ -179,10 +196,15 @@ def extend_context(model_cfg, scaling: str, factor: float = 1.0, *, original_len
     import dataclasses
 
     if model_cfg.pos_encoding == "learned":
-        raise ConfigError("a learned position table cannot be extended; use a RoPE model (pos_encoding='none')")
+        raise ConfigError(
+            "a learned position table cannot be extended; use a RoPE model (pos_encoding='none')"
+        )
     L = original_length or model_cfg.rope_original_length or model_cfg.block_size
     new_len = seq_len or int(math.ceil(max(factor, 1.0) * L))
     return dataclasses.replace(
-        model_cfg, rope_scaling=scaling, rope_factor=float(factor), rope_original_length=int(L),
+        model_cfg,
+        rope_scaling=scaling,
+        rope_factor=float(factor),
+        rope_original_length=int(L),
         block_size=max(model_cfg.block_size, new_len),
     )

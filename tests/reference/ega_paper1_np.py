@@ -47,7 +47,9 @@ def ega_n_gate(xn, kernel, bias, alpha, tau, scale_w, znorm):
     E, H, n = kernel.shape
     out = []
     for h in range(H):
-        energies = np.array([[xn[j] @ kernel[:, h, s] + bias[h, s] for j in range(len(xn))] for s in range(n)])
+        energies = np.array(
+            [[xn[j] @ kernel[:, h, s] + bias[h, s] for j in range(len(xn))] for s in range(n)]
+        )
         out.append(_mix(energies, alpha[h], tau[h], scale_w[h], znorm))
     return np.array(out)
 
@@ -83,8 +85,19 @@ def paper_clamp(omega, sigma, bound=5.0):
     return omega, sigma
 
 
-def ega_m_gate(xn, log_omega, log_sigma, alpha, tau, scale_w, znorm, *, lengths=(3, 7, 15, 31), constraint="clamp",
-               bound=5.0):
+def ega_m_gate(
+    xn,
+    log_omega,
+    log_sigma,
+    alpha,
+    tau,
+    scale_w,
+    znorm,
+    *,
+    lengths=(3, 7, 15, 31),
+    constraint="clamp",
+    bound=5.0,
+):
     """EGA-M. u_t = mean_E xn_t; c_s(t) = sum_{j<l_s} exp(-j^2/2 sigma_s^2) e^{i omega_s j} u_{t-j};
     e_s = |c_s|^2; all parameters (n,), shared by the heads. Returns (S,) or (T, S)."""
     xn = np.asarray(xn, np.float64)
@@ -101,8 +114,13 @@ def ega_m_gate(xn, log_omega, log_sigma, alpha, tau, scale_w, znorm, *, lengths=
                 if t - j >= 0:
                     c += math.exp(-(j**2) / (2 * sigma**2)) * np.exp(1j * omega * j) * u[t - j]
             energies[s, t] = abs(c) ** 2
-    return _mix(energies, np.asarray(alpha, np.float64), np.asarray(tau, np.float64),
-                np.asarray(scale_w, np.float64), znorm)
+    return _mix(
+        energies,
+        np.asarray(alpha, np.float64),
+        np.asarray(tau, np.float64),
+        np.asarray(scale_w, np.float64),
+        znorm,
+    )
 
 
 def central_difference(f, x, h=1e-5):

@@ -30,7 +30,10 @@ def paper_clamp(log_omega, log_sigma, bound=5.0):
     Returns omega, sigma and the partial derivatives d omega / d log_omega,
     d omega / d log_sigma, d sigma / d log_sigma (d sigma / d log_omega = 0).
     """
-    omega, sigma = np.exp(np.asarray(log_omega, np.float64)), np.exp(np.asarray(log_sigma, np.float64))
+    omega, sigma = (
+        np.exp(np.asarray(log_omega, np.float64)),
+        np.exp(np.asarray(log_sigma, np.float64)),
+    )
     capped = omega > 0.95 * math.pi
     floored = sigma < 1e-3
     dom_dlo = np.where(capped, 0.0, omega)

@@ -88,7 +88,9 @@ def complex_scores(q, k, h):
 def collapse_weights(center, t, bandwidth=2.0):
     """Seed C reading: c(t) = sum_{f=0}^{T/2} w(f) cos(2 pi f t / T), w the L2 Gaussian window."""
     w = gaussian_window(center, t, bandwidth, "l2")
-    return np.array([sum(w[f] * math.cos(2 * math.pi * f * n / t) for f in range(len(w))) for n in range(t)])
+    return np.array(
+        [sum(w[f] * math.cos(2 * math.pi * f * n / t) for f in range(len(w))) for n in range(t)]
+    )
 
 
 def surrogate(z, mode, phi=None):

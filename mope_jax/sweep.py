@@ -28,7 +28,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -39,34 +38,19 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from mope_jax.config import Config
 from mope_jax.errors import TrainingError
-from mope_jax.rundir import (
-    RunLock,
-    atomic_write_text,
-    environment_errors,
-    make_run_dir,
-    read_record,
-    truncate_jsonl,
+from mope_jax.loop import (
+    Hooks,
+    Program,
+    boundaries,
+    check_resumable,
+    default_hooks,
+    drive,
+    resume_or_init,
 )
-from mope_jax.train import (
-    GRID_FIELDS,
-    _boundaries,
-    _check_resumable,
-    _default_hook,
-    _is_save_point,
-    _next_boundary,
-    _record_hook,
-    _SigtermFlag,
-    _to_py,
-    causality_record,
-    check_causal,
-    environment,
-    make_train,
-    non_finite_message,
-    params_finite,
-    prepare,
-    steady_rate,
-    summarize,
-)
+from mope_jax.optim import GRID_FIELDS
+from mope_jax.provenance import environment
+from mope_jax.rundir import RunLock, environment_errors, make_run_dir
+from mope_jax.train import causality_record, check_causal, make_train, prepare
 
 STRATEGIES = ("auto", "vmap", "map", "shard", "sequential")
 SEED_AXIS = "seed"
@@ -238,8 +222,9 @@ class _PerDevice:
     This is what ``pmap`` did, without SPMD partitioning: measured on XLA:CPU, a
     ``shard_map``/``pmap`` program rounds differently from the one-device program
     (experiments/results/sweeps/rounding.md), while one ``map`` program per device is bitwise
-    equal to ``run``. The devices run concurrently (JAX dispatch is asynchronous). The price: one compile per seed slot (run in
-    parallel threads; first-call times in experiments/results/bench/sweeps.md). Inputs
+    equal to ``run``. The devices run concurrently (JAX dispatch is asynchronous). The price:
+    one compile per seed slot (run in parallel threads; first-call times in
+    experiments/results/bench/sweeps.md). Inputs
     and outputs are global arrays sharded ``P('seed')`` over ``mesh`` (replicated over
     ``data``), so Orbax saves them with their sharding; under ``jax.distributed`` each process
     runs the slots whose devices it owns.
@@ -365,6 +350,7 @@ def sweep(
     data_parallel: int = 1,
     progress: bool = True,
     stop_after: int | None = None,
+    hooks: Hooks | None = None,
     log: Callable[[str], None] = print,
 ) -> SweepResult:
     """Train ``cfg`` for every seed in ``seeds`` (and every point of ``grid``, e.g.
@@ -374,14 +360,15 @@ def sweep(
     CPU for ``map``, ``shard`` and ``sequential``). ``data_parallel=k`` (strategy ``shard``) gives
     each seed slot k devices that split every batch (XLA all-reduces the gradients; equal to
     ``run`` to float tolerance). Records go to ``run_dir/seed<s>/``
-    (``run_dir/<lr=...>/seed<s>/`` with a grid)."""
+    (``run_dir/<lr=...>/seed<s>/`` with a grid). ``hooks`` as in :func:`mope_jax.train.run`;
+    the loop itself is :func:`mope_jax.loop.drive`, the same as ``run``'s."""
     seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds) or not seeds:
         raise TrainingError(f"seeds must be distinct and non-empty, got {seeds}")
     check_causal(cfg)
     cfg, corpus = prepare(cfg)
     t = cfg.train
-    _boundaries(t)
+    boundaries(t)
     runs = grid_runs(seeds, grid)
     for hp, sd in runs:  # every grid point's config is validated before anything is written
         run_config(cfg, hp, sd)
@@ -409,6 +396,7 @@ def sweep(
             data_parallel=data_parallel,
             progress=progress,
             stop_after=stop_after,
+            hooks=default_hooks() if hooks is None else hooks,
             log=log,
         )
 
@@ -426,6 +414,7 @@ def _sweep_locked(
     data_parallel,
     progress,
     stop_after,
+    hooks,
     log,
 ) -> SweepResult:
     from mope_jax.checkpoint import Checkpointer
@@ -434,16 +423,8 @@ def _sweep_locked(
     R = len(runs)
     trainer = make_train(cfg, batch_sharding=P(DATA_AXIS) if data_parallel > 1 else None)
     train_data, val_data = jnp.asarray(corpus.train), jnp.asarray(corpus.val)
-    spectra_fn, summary_fn = _default_hook("extract_spectra"), _default_hook("eval_summary")
-
-    def init_one(key):
-        # run() uses PRNGKey(train.seed) as the key of trainer.init
-        return trainer.init(key)
-
     keys = seed_keys([sd for _, sd in runs])
-    init_all = over_seeds(
-        lambda k: init_one(k), strategy if strategy != "sequential" else "map", mesh
-    )
+    init_all = over_seeds(trainer.init, strategy if strategy != "sequential" else "map", mesh)
     steps_cache: dict[int, Callable] = {}
 
     def steps_all(n):
@@ -451,7 +432,6 @@ def _sweep_locked(
             steps_cache[n] = over_seeds(functools.partial(_steps, trainer, n=n), strategy, mesh)
         return steps_cache[n]
 
-    eval_all = over_seeds(trainer.evaluate, strategy, mesh)
     meta = {
         "config": cfg.to_dict(),
         "seeds": seeds,
@@ -463,48 +443,25 @@ def _sweep_locked(
         "causality": causality_record(cfg),
         "env": environment(),
     }
-    ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
     run_cfgs = [run_config(cfg, hp, sd) for hp, sd in runs]
     model_grid = any(k.startswith("model.") for hp, _ in runs for k in hp)
     if model_grid:
         check_model_grid(cfg, run_cfgs, train_data)
-    seed_dirs = [
+    run_dirs = [
         run_dir / run_label(hp) / f"seed{sd}" if hp else run_dir / f"seed{sd}" for hp, sd in runs
     ]
-    for d in seed_dirs:
+    for d in run_dirs:
         d.mkdir(parents=True, exist_ok=True)
-    last_good = None
-    if ckpt.latest_step() is not None:
 
-        def check(saved_meta):  # before any array is restored
-            if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])):
-                raise TrainingError(
-                    f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir"
-                )
-            _check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
+    def check(saved_meta):  # before any array is restored
+        if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])):
+            raise TrainingError(
+                f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir"
+            )
+        check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
 
-        abstract = jax.eval_shape(over_seeds(init_one, "map"), keys)
-        if mesh is not None:
-            abstract = jax.tree_util.tree_map(
-                lambda a: jax.ShapeDtypeStruct(
-                    a.shape, a.dtype, sharding=NamedSharding(mesh, P(SEED_AXIS))
-                ),
-                abstract,
-            )
-        try:
-            last_good, states, _ = ckpt.restore_intact(
-                abstract, check_meta=check, log=log, quarantine=_primary()
-            )
-        except BaseException:
-            ckpt.close()
-            raise
-        step = int(host(states.step)[0])
-        for d in seed_dirs:
-            if _primary():
-                truncate_jsonl(d / "metrics.jsonl", step)
-        log(f"resuming sweep {run_dir} from step {step}")
-    else:
-        if model_grid:  # each run's own initial state (its model fields), then one program for all
+    def init():
+        if model_grid:  # each run's own initial state (its model fields), then one program
             inits = {c.model: jax.jit(make_train(c).init) for c in run_cfgs}
             one = [inits[c.model](k) for c, k in zip(run_cfgs, keys)]
             states = _place(jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *one), strategy, mesh)
@@ -516,137 +473,66 @@ def _sweep_locked(
                 for f in GRID_FIELDS
             }
             states = states.replace(hparams={**states.hparams, **_place(hps, strategy, mesh)})
-        step = 0
-        for d in seed_dirs:
-            if _primary():
-                atomic_write_text(d / "metrics.jsonl", "")
-    n_params = sum(x.size // x.shape[0] for x in jax.tree_util.tree_leaves(states.params))
-    meta["num_params"] = n_params
+        return states
 
-    target = t.max_steps if stop_after is None else min(t.max_steps, stop_after)
-    tokens_per_step = t.batch_size * cfg.model.block_size * R
-    rates, interrupted, t_start, per_seed = [], False, time.perf_counter(), None
-
-    def stop(what: str):
-        ckpt.close()
-        raise TrainingError(non_finite_message(what, run_dir, last_good))
-
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=t.max_steps, initial=step, unit="step", desc=f"{R} runs [{strategy}]")
-    with _SigtermFlag() as sigterm:
-        while step < target:
-            n = _next_boundary(step, t) - step
-            t0 = time.perf_counter()
-            new_states, m = steps_all(n)(states, train_data)
-            m = host(m)
-            losses = m["loss"]  # (R, n)
-            dt = time.perf_counter() - t0
-            if not np.all(np.isfinite(losses)):
-                bad = [
-                    run_label(hp) + f" seed {sd}"
-                    for (hp, sd), ok in zip(runs, np.isfinite(losses).all(1))
-                    if not ok
-                ]
-                stop(
-                    f"the loss of {', '.join(b.strip() for b in bad)} became non-finite before step {step + n}"
-                )
-            if not params_finite(new_states.params):
-                stop(f"a run's parameters became non-finite by step {step + n}")
-            states, step = new_states, step + n
-            rates.append(n * tokens_per_step / dt)
-            ev = None
-            if step % t.eval_interval == 0 or step == t.max_steps:
-                ev = _to_py(host(eval_all(states, train_data, val_data)))
-                if not np.all(np.isfinite(np.asarray([ev["train"], ev["val"]]))):
-                    stop(f"a run's eval loss became non-finite at step {step}")
-            need_states = (
-                ev is not None
-                and summary_fn is not None
-                or _is_save_point(step, t, target, sigterm.set)
-            )
-            local = host(states) if need_states and (spectra_fn or summary_fn) else None
-            for r, d in enumerate(seed_dirs):
-                rec = {
-                    "step": step,
-                    "loss": float(losses[r].mean()),
-                    "lr": float(m["lr"][r, -1]),
-                    "grad_norm": float(m["grad_norm"][r].mean()),
-                    "tokens_per_s": rates[-1] / R,
-                    "seconds": dt,
-                }
-                if ev is not None:
-                    rec.update(eval_train=ev["train"][r], eval_val=ev["val"][r])
-                    if summary_fn is not None:
-                        rec.update(summary_fn(run_cfgs[r], _seed_state(local, r)))
-                if _primary():
-                    with (d / "metrics.jsonl").open("a") as f:
-                        f.write(json.dumps(rec) + "\n")
-            if bar is not None:
-                bar.set_postfix({"loss": f"{losses[:, -1].mean():.4f}"}, refresh=False)
-                bar.update(n)
-            if _is_save_point(step, t, target, sigterm.set):
-                spectra, per_seed = None, None
-                if spectra_fn is not None:
-                    per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
-                    spectra = {k: np.stack([p[k] for p in per_seed]) for k in (per_seed[0] or {})}
-                ckpt.save(step, states, meta, spectra)
-                last_good = step
-            if sigterm.set:
-                interrupted = True
-                log(
-                    f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume"
-                )
-                break
-    if bar is not None:
-        bar.close()
-    ckpt.close()
-    wall = time.perf_counter() - t_start
-    records = []
-    finished = step >= t.max_steps
-    kept = [read_record(d / "final.json") for d in seed_dirs] if not rates else [None] * R
-    if finished and not rates and spectra_fn is not None:
-        # a finished sweep opened again (e.g. killed after the final save, before every record
-        # was written): the spectra of a record to rebuild come from the restored states. Done
-        # whatever the files say, since host() is a collective every process must join.
-        local = host(states)
-        per_seed = [spectra_fn(run_cfgs[r], _seed_state(local, r)) for r in range(R)]
-    for r, (run_cfg, d) in enumerate(zip(run_cfgs, seed_dirs)):
-        if kept[r] is not None and kept[r].get("steps") == step:  # a finished sweep opened again
-            records.append(kept[r])
-            continue
-        rec = summarize(
-            d,
-            run_cfg,
-            meta,
-            steady_rate([x / R for x in rates], d),
-            spectra=per_seed[r] if per_seed else None,
+    abstract = jax.eval_shape(over_seeds(trainer.init, "map"), keys)
+    if mesh is not None:
+        sharding = NamedSharding(mesh, P(SEED_AXIS))
+        abstract = jax.tree_util.tree_map(
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=sharding), abstract
         )
-        rec.update(
-            sweep={
-                "strategy": strategy,
-                "data_parallel": data_parallel,
-                "seeds": seeds,
-                "wall_s": wall,
-                "run_dir": str(run_dir),
-            }
-        )
-        if finished and _primary():
-            _record_hook(d / "final.json")
-            atomic_write_text(d / "final.json", json.dumps(rec, indent=2) + "\n")
-        records.append(rec)
+    ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
+    states, last_good = resume_or_init(
+        ckpt,
+        abstract,
+        init,
+        run_dirs,
+        check_meta=check,
+        run_dir=run_dir,
+        log=log,
+        primary=_primary(),
+    )
+    meta["num_params"] = sum(x.size // x.shape[0] for x in jax.tree_util.tree_leaves(states.params))
+    program = Program(
+        n_runs=R,
+        steps=steps_all,
+        evaluate=over_seeds(trainer.evaluate, strategy, mesh),
+        stacked=True,
+        to_host=host,
+    )
+    labels = [(run_label(hp) + " " if hp else "") + f"seed {sd}" for hp, sd in runs]
+    sweep_info = {"strategy": strategy, "data_parallel": data_parallel, "seeds": seeds}
+    out = drive(
+        program,
+        states,
+        cfg=cfg,
+        run_cfgs=run_cfgs,
+        run_dirs=run_dirs,
+        labels=labels,
+        train_data=train_data,
+        val_data=val_data,
+        ckpt=ckpt,
+        meta=meta,
+        run_dir=run_dir,
+        last_good=last_good,
+        hooks=hooks,
+        stop_after=stop_after,
+        progress=progress,
+        desc=f"{R} runs [{strategy}]",
+        record_extra=lambda wall: {"sweep": sweep_info | {"wall_s": wall, "run_dir": str(run_dir)}},
+        primary=_primary(),
+        log=log,
+    )
     return SweepResult(
         run_dir,
         cfg,
         seeds,
         strategy,
-        states,
-        records,
-        wall,
-        interrupted or step < t.max_steps,
-        sigterm=interrupted,
+        out.states,
+        out.records,
+        out.wall_s,
+        out.interrupted,
+        sigterm=out.sigterm,
     )
 
 

@@ -11,24 +11,19 @@ Randomness: the state carries one base key; step s uses ``fold_in(key, s)`` (bat
 dropout), evaluation at step s uses ``fold_in(fold_in(key, EVAL_TAG), s)``. A run therefore
 depends only on (config, seed), not on how it is chunked or when it was interrupted.
 
-Driver: ``run(cfg, run_dir)`` trains in chunks on a global grid of ``log_interval`` steps,
-evaluates every ``eval_interval``, checkpoints every ``checkpoint_interval`` and at the end,
-appends metrics to ``run_dir/metrics.jsonl``, resumes from the newest intact checkpoint
-(skipping damaged ones), saves on SIGTERM, and stops on a non-finite loss, parameter or eval
-keeping the last good checkpoint. One process at a time owns a run directory (``RunLock``);
-``final.json`` and a rewritten ``metrics.jsonl`` are replaced atomically, and a finished run
-opened again keeps (or rebuilds from its last checkpoint) a complete record.
+Driver: ``run(cfg, run_dir)`` is one run (R = 1) of the chunked loop of
+:mod:`mope_jax.loop` (also behind ``mope_jax.sweep``): chunks on a global grid of
+``log_interval`` steps, an eval every ``eval_interval``, a checkpoint every
+``checkpoint_interval`` and at the end, ``run_dir/metrics.jsonl``, resume from the newest
+intact checkpoint, a save on SIGTERM, the non-finite stop keeping the last good checkpoint,
+and an atomically written ``final.json``. One process at a time owns a run directory
+(``RunLock``). The optimiser and lr schedule live in :mod:`mope_jax.optim`, the provenance
+of records in :mod:`mope_jax.provenance`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import platform
-import signal
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -45,18 +40,43 @@ from mope_jax.config import TRACED_MODEL_FIELDS, Config, traced_fields
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.data.batches import sample_batch
 from mope_jax.errors import CheckpointError, TrainingError
-from mope_jax.model import GPT, count_params, cross_entropy, init_params
-from mope_jax.perf import fast_cpu_threefry, threefry_unrolled
-from mope_jax.rundir import (
-    RunLock,
-    atomic_write_text,
-    environment_errors,
-    make_run_dir,
-    read_jsonl,
-    read_record,
-    truncate_jsonl,
+from mope_jax.loop import (
+    Hooks,
+    Program,
+    check_resumable,
+    default_hooks,
+    drive,
+    read_metrics,
+    resume_or_init,
 )
+from mope_jax.model import GPT, count_params, cross_entropy, init_params
+from mope_jax.optim import GRID_FIELDS, lr_schedule, make_optimizer, unit_schedule
+from mope_jax.perf import fast_cpu_threefry
+from mope_jax.provenance import environment
+from mope_jax.rundir import RunLock, atomic_write_text, environment_errors, make_run_dir
 from mope_jax.typing import Array, Params, PRNGKey
+
+# re-exported: the optimiser, provenance and records used to live here
+__all__ = [
+    "EVAL_TAG",
+    "GRID_FIELDS",
+    "RunResult",
+    "TrainState",
+    "Trainer",
+    "causality_record",
+    "check_causal",
+    "environment",
+    "evaluate_run",
+    "generate",
+    "initial_hparams",
+    "load_run",
+    "lr_schedule",
+    "make_optimizer",
+    "make_train",
+    "prepare",
+    "read_metrics",
+    "run",
+]
 
 EVAL_TAG = 0x5EED
 
@@ -72,9 +92,6 @@ class TrainState:
     hparams: dict[str, Array]
 
 
-GRID_FIELDS = ("lr", "weight_decay", "grad_clip")
-
-
 def initial_hparams(cfg: Config) -> dict[str, Array]:
     """The train state's traced scalars: GRID_FIELDS of the train config and the model's
     TRACED_MODEL_FIELDS (e.g. mope_bound, read by the MOPE clamp during a step)."""
@@ -85,69 +102,6 @@ def initial_hparams(cfg: Config) -> dict[str, Array]:
 
 def _traced(hparams: dict[str, Array]):
     return traced_fields({f: hparams[f] for f in TRACED_MODEL_FIELDS if f in hparams})
-
-
-# --------------------------------------------------------------------------- optimiser
-
-
-def lr_schedule(cfg: Config) -> optax.Schedule:
-    """Linear warmup 0 -> lr over warmup_steps, then cosine to min_lr at max_steps."""
-    t = cfg.train
-    return optax.warmup_cosine_decay_schedule(
-        init_value=0.0,
-        peak_value=t.lr,
-        warmup_steps=t.warmup_steps,
-        decay_steps=max(t.max_steps, t.warmup_steps + 1),
-        end_value=t.min_lr,
-    )
-
-
-def decay_mask(cfg: Config, params: Params) -> Params:
-    """True for parameters that get weight decay (train.decay_group, train.no_decay)."""
-    group, excluded = cfg.train.decay_group, cfg.train.no_decay
-    if group not in ("all", "2d"):
-        raise TrainingError(f"train.decay_group={group!r}; use 'all' or '2d'")
-
-    def rule(path, leaf) -> bool:
-        name = "/".join(str(getattr(p, "key", p)) for p in path)
-        if any(ex in name for ex in excluded):
-            return False
-        return group == "all" or leaf.ndim >= 2
-
-    return jax.tree_util.tree_map_with_path(rule, params)
-
-
-def unit_schedule(cfg: Config) -> optax.Schedule:
-    """The lr schedule divided by train.lr (peak 1); the step multiplies it by hparams["lr"]."""
-    t = cfg.train
-    return optax.warmup_cosine_decay_schedule(
-        init_value=0.0,
-        peak_value=1.0,
-        warmup_steps=t.warmup_steps,
-        decay_steps=max(t.max_steps, t.warmup_steps + 1),
-        end_value=t.min_lr / t.lr if t.lr else 0.0,
-    )
-
-
-def make_optimizer(
-    cfg: Config, params: Params, hparams: dict[str, Array] | None = None
-) -> optax.GradientTransformation:
-    """Clip + AdamW. With ``hparams`` (traced scalars from the train state), lr, weight decay and
-    the clip norm come from there instead of the config."""
-    t = cfg.train
-    if hparams is None:
-        hparams = {f: getattr(t, f) for f in GRID_FIELDS}
-    unit = unit_schedule(cfg)
-    return optax.chain(
-        optax.clip_by_global_norm(hparams["grad_clip"]),
-        optax.adamw(
-            lambda count: hparams["lr"] * unit(count),
-            b1=t.beta1,
-            b2=t.beta2,
-            weight_decay=hparams["weight_decay"],
-            mask=decay_mask(cfg, params),
-        ),
-    )
 
 
 # --------------------------------------------------------------------------- pure trainer
@@ -264,50 +218,6 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
 # --------------------------------------------------------------------------- bookkeeping
 
 
-def environment() -> dict[str, Any]:
-    """Versions, machine and git commit, recorded with every run and result."""
-    import optax as _optax
-    import orbax.checkpoint as _ocp
-
-    dev = jax.devices()[0]
-    return {
-        "jax": jax.__version__,
-        "flax": flax.__version__,
-        "optax": _optax.__version__,
-        "orbax_checkpoint": getattr(_ocp, "__version__", "unknown"),
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "backend": jax.default_backend(),
-        "device": getattr(dev, "device_kind", str(dev)),
-        "device_count": jax.device_count(),
-        "threefry_unrolled_on_cpu": threefry_unrolled(),
-        "git_commit": git_commit(),
-    }
-
-
-def git_commit() -> str:
-    try:
-        here = Path(__file__).resolve().parent
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
-        )
-        if out.returncode == 0:
-            dirty = subprocess.run(
-                ["git", "status", "--porcelain", "--untracked-files=no"],
-                cwd=here,
-                capture_output=True,
-                text=True,
-                timeout=5,
-            ).stdout.strip()
-            return out.stdout.strip() + ("+dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return "unknown"
-
-
 def causality_record(cfg: Config) -> dict[str, Any]:
     """The declared causality of the variants a config uses (the audit measures it)."""
     return {
@@ -322,7 +232,8 @@ def check_causal(cfg: Config) -> None:
     if parts and not cfg.train.allow_noncausal:
         raise TrainingError(
             f"{', '.join(parts)} sees future tokens, so its loss is not a causal-LM loss; "
-            "pass train.allow_noncausal=true to train it anyway (the run is then labelled non-causal)"
+            "pass train.allow_noncausal=true to train it anyway "
+            "(the run is then labelled non-causal)"
         )
 
 
@@ -331,87 +242,6 @@ def prepare(cfg: Config) -> tuple[Config, Corpus]:
     corpus = load_corpus(cfg.data, cfg.model.block_size)
     model = dataclasses.replace(cfg.model, vocab_size=corpus.vocab_size)
     return dataclasses.replace(cfg, model=model), corpus
-
-
-def _boundaries(t) -> list[int]:
-    for name in ("eval_interval", "checkpoint_interval", "log_interval"):
-        if getattr(t, name) <= 0:
-            raise TrainingError(f"train.{name} must be positive")
-    return sorted({t.log_interval, t.eval_interval, t.checkpoint_interval})
-
-
-def _next_boundary(step: int, t) -> int:
-    nxt = min(((step // n) + 1) * n for n in _boundaries(t))
-    return min(nxt, t.max_steps)
-
-
-def _is_save_point(step: int, t, target: int, sigterm: bool) -> bool:
-    """Checkpoint at every checkpoint_interval, at the end, at a requested stop, and on SIGTERM."""
-    return step % t.checkpoint_interval == 0 or step in (t.max_steps, target) or sigterm
-
-
-def _to_py(tree):
-    return jax.tree_util.tree_map(lambda x: np.asarray(x).tolist(), tree)
-
-
-def all_finite(tree) -> Array:
-    """A bool scalar: every element of every leaf is finite (params, or an eval dict)."""
-    leaves = jax.tree_util.tree_leaves(tree)
-    return (
-        jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
-        if leaves
-        else jnp.asarray(True)
-    )
-
-
-_all_finite_jit = jax.jit(all_finite)
-
-
-def params_finite(params) -> bool:
-    """True if every parameter is finite: checked on the state before it is kept or saved."""
-    return bool(_all_finite_jit(params))
-
-
-def non_finite_message(what: str, run_dir: Path, last_good: int | None) -> str:
-    kept = (
-        f"the last good checkpoint (step {last_good}) is kept in {run_dir}"
-        if last_good is not None
-        else f"no checkpoint was saved before it in {run_dir}"
-    )
-    return f"{what}; {kept}; lower train.lr or train.grad_clip and start a new run_dir"
-
-
-def steady_rate(rates: list[float], run_dir: Path) -> list[float]:
-    """This session's chunk rates; none (a finished run opened again): those in metrics.jsonl."""
-    if rates:
-        return rates
-    return [
-        r["tokens_per_s"]
-        for r in read_jsonl(Path(run_dir) / "metrics.jsonl")
-        if r.get("tokens_per_s")
-    ]
-
-
-class _SigtermFlag:
-    """Turns SIGTERM into a flag checked between chunks (then: save, exit)."""
-
-    def __init__(self):
-        self.set = False
-        self._old = None
-
-    def __enter__(self):
-        try:
-            self._old = signal.signal(signal.SIGTERM, self._handler)
-        except ValueError:  # not the main thread (e.g. some notebook runners)
-            self._old = None
-        return self
-
-    def _handler(self, signum, frame):
-        self.set = True
-
-    def __exit__(self, *exc):
-        if self._old is not None:
-            signal.signal(signal.SIGTERM, self._old)
 
 
 @dataclass
@@ -424,29 +254,22 @@ class RunResult:
     sigterm: bool = False  # stopped by SIGTERM (saved first); the CLI exits with EXIT_INTERRUPTED
 
 
-def read_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The records of ``run_dir/metrics.jsonl`` (a partial last line, left by a kill, is dropped)."""
-    return read_jsonl(Path(run_dir) / "metrics.jsonl")
-
-
 def run(
     cfg: Config,
     run_dir: str | Path,
     *,
     progress: bool = True,
     stop_after: int | None = None,
-    spectra_fn: Callable[[Config, TrainState], dict[str, Any]] | None = None,
-    summary_fn: Callable[[Config, TrainState], dict[str, Any]] | None = None,
+    hooks: Hooks | None = None,
     log: Callable[[str], None] = print,
 ) -> RunResult:
-    """Train ``cfg`` in ``run_dir``, resuming from its latest checkpoint if there is one.
+    """Train ``cfg`` in ``run_dir``, resuming from its latest intact checkpoint if there is one.
 
     stop_after: stop (after saving) once this many steps are done -- for tests and for
     splitting a run over several sessions.
-    spectra_fn(cfg, state) -> named arrays stored in every checkpoint (default:
-    :func:`mope_jax.analysis.spectra.extract_spectra`).
-    summary_fn(cfg, state) -> JSON scalars/lists logged with every eval (default:
-    :func:`mope_jax.analysis.spectra.eval_summary`).
+    hooks: the analysis saved with checkpoints and logged with evals (default:
+    :func:`mope_jax.loop.default_hooks`, the learned spectra of ``mope_jax.analysis.spectra``;
+    ``mope_jax.loop.NO_HOOKS`` for none).
     """
     check_causal(cfg)
     cfg, corpus = prepare(cfg)
@@ -459,26 +282,16 @@ def run(
             run_dir,
             progress=progress,
             stop_after=stop_after,
-            spectra_fn=spectra_fn,
-            summary_fn=summary_fn,
+            hooks=default_hooks() if hooks is None else hooks,
             log=log,
         )
 
 
-def _run_locked(
-    cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_after, spectra_fn, summary_fn, log
-) -> RunResult:
+def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_after, hooks, log):
     from mope_jax.checkpoint import Checkpointer
 
     t = cfg.train
     trainer = make_train(cfg)
-    train_data = jnp.asarray(corpus.train)
-    val_data = jnp.asarray(corpus.val)
-    if spectra_fn is None:
-        spectra_fn = _default_hook("extract_spectra")
-    if summary_fn is None:
-        summary_fn = _default_hook("eval_summary")
-
     meta = {
         "config": cfg.to_dict(),
         "vocab": list(corpus.vocab),
@@ -488,185 +301,45 @@ def _run_locked(
         "num_params": None,
     }
     ckpt = Checkpointer(run_dir / "checkpoints", keep=t.keep_checkpoints)
-    abstract = jax.eval_shape(trainer.init, jax.random.PRNGKey(t.seed))
-    metrics_path = run_dir / "metrics.jsonl"
-    last_good = None
-    if ckpt.latest_step() is not None:
-        try:
-            last_good, state, _ = ckpt.restore_intact(
-                abstract,
-                check_meta=lambda saved: _check_resumable(saved, cfg, corpus, run_dir),
-                log=log,
-                quarantine=True,
-            )
-        except BaseException:
-            ckpt.close()
-            raise
-        truncate_jsonl(metrics_path, last_good)
-        log(f"resuming {run_dir} from step {last_good}")
-    else:
-        state = jax.jit(trainer.init)(jax.random.PRNGKey(t.seed))
-        atomic_write_text(metrics_path, "")
+    key = jax.random.PRNGKey(t.seed)
+    state, last_good = resume_or_init(
+        ckpt,
+        jax.eval_shape(trainer.init, key),
+        lambda: jax.jit(trainer.init)(key),
+        [run_dir],
+        check_meta=lambda saved: check_resumable(saved, cfg, corpus, run_dir),
+        run_dir=run_dir,
+        log=log,
+    )
     meta["num_params"] = count_params(state.params)
     atomic_write_text(run_dir / "config.json", cfg.to_json() + "\n")
-
-    steps_fn = jax.jit(trainer.train_steps, static_argnums=2, donate_argnums=0)
-    eval_fn = jax.jit(trainer.evaluate)
-    step = int(state.step)
-    target = t.max_steps if stop_after is None else min(t.max_steps, stop_after)
-    tokens_per_step = t.batch_size * cfg.model.block_size
-    bar = _progress(progress, step, t.max_steps)
-    evals, rates, interrupted = [], [], False
-
-    last_spectra = None
-
-    def save(state):
-        nonlocal last_good, last_spectra
-        spectra = last_spectra = spectra_fn(cfg, state) if spectra_fn else None
-        ckpt.save(int(state.step), state, meta, spectra)
-        last_good = int(state.step)
-
-    def stop(what: str):
-        ckpt.close()
-        raise TrainingError(non_finite_message(what, run_dir, last_good))
-
-    with _SigtermFlag() as sigterm:
-        while step < target:
-            n = _next_boundary(step, t) - step
-            t0 = time.perf_counter()
-            new_state, m = steps_fn(state, train_data, n)
-            losses = np.asarray(m["loss"])
-            dt = time.perf_counter() - t0
-            if not np.all(np.isfinite(losses)):
-                stop(f"loss became non-finite at step {step + int(np.argmin(np.isfinite(losses)))}")
-            if not params_finite(new_state.params):  # a finite loss can still leave inf/nan weights
-                stop(f"the parameters became non-finite by step {step + n}")
-            state, step = new_state, step + n
-            rate = n * tokens_per_step / dt
-            rates.append(rate)
-            rec = {
-                "step": step,
-                "loss": float(losses.mean()),
-                "lr": float(m["lr"][-1]),
-                "grad_norm": float(np.asarray(m["grad_norm"]).mean()),
-                "tokens_per_s": rate,
-                "seconds": dt,
-            }
-            if step % t.eval_interval == 0 or step == t.max_steps:
-                ev = _to_py(eval_fn(state, train_data, val_data))
-                if not all(np.isfinite(v) for v in ev.values()):
-                    stop(
-                        f"the eval loss became non-finite at step {step} (train {ev['train']}, val {ev['val']})"
-                    )
-                rec.update(eval_train=ev["train"], eval_val=ev["val"])
-                if summary_fn is not None:
-                    rec.update(summary_fn(cfg, state))
-                evals.append((step, ev["val"]))
-            with metrics_path.open("a") as f:
-                f.write(json.dumps(rec) + "\n")
-            _progress_update(bar, n, rec)
-            if _is_save_point(step, t, target, sigterm.set):
-                save(state)
-            if sigterm.set:
-                interrupted = True
-                log(
-                    f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume"
-                )
-                break
-    if bar is not None:
-        bar.close()
-    ckpt.close()
-    final_path = run_dir / "final.json"
-    kept = read_record(final_path) if not rates else None
-    if (
-        kept is not None and kept.get("steps") == step
-    ):  # a finished run, opened again: keep its record
-        final = kept
-    else:
-        if last_spectra is None and spectra_fn is not None and step >= t.max_steps:
-            last_spectra = spectra_fn(
-                cfg, state
-            )  # e.g. killed after the final save, before final.json
-        final = summarize(run_dir, cfg, meta, steady_rate(rates, run_dir), spectra=last_spectra)
-        if step >= t.max_steps:
-            _record_hook(final_path)
-            atomic_write_text(final_path, json.dumps(final, indent=2) + "\n")
-    return RunResult(
-        run_dir,
-        cfg,
-        state,
-        final,
-        interrupted=interrupted or step < t.max_steps,
-        sigterm=interrupted,
+    steps = jax.jit(trainer.train_steps, static_argnums=2, donate_argnums=0)
+    program = Program(
+        n_runs=1,
+        steps=lambda n: lambda s, data: steps(s, data, n),
+        evaluate=jax.jit(trainer.evaluate),
+        stacked=False,
+        to_host=lambda tree: tree,  # hooks see the device state
     )
-
-
-def _record_hook(path: Path) -> None:
-    """Called just before a record is written; tests replace it to simulate a kill in that window."""
-
-
-SPECTRA_MAX_VALUES = 4096  # larger learned arrays stay in the checkpoint only
-
-
-def summarize(
-    run_dir: Path,
-    cfg: Config,
-    meta: dict[str, Any],
-    rates: list[float],
-    spectra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The run's record (``final.json``); ``spectra``: the learned spectra of the final state
-    (omega, sigma, filter centres, RoPE energies...), kept when small enough for JSON."""
-    recs = read_metrics(run_dir)
-    ev = [(r["step"], r["eval_val"], r["eval_train"]) for r in recs if "eval_val" in r]
-    steady = rates[1:] if len(rates) > 1 else rates  # the first chunk includes compilation
-    return {
-        "name": cfg.name,
-        "seed": cfg.train.seed,
-        "steps": recs[-1]["step"] if recs else 0,
-        "final_val_loss": ev[-1][1] if ev else None,
-        "final_train_loss": ev[-1][2] if ev else None,
-        "best_val_loss": min(v for _, v, _ in ev) if ev else None,
-        "curve": [{"step": s, "val": v, "train": tr} for s, v, tr in ev],
-        "tokens_per_s": float(np.median(steady)) if steady else None,
-        "train_seconds": float(sum(r.get("seconds", 0.0) for r in recs)),
-        "num_params": meta["num_params"],
-        "causality": meta["causality"],
-        "env": meta["env"],
-        "config": cfg.to_dict(),
-        "spectra": {
-            k: np.asarray(v).tolist()
-            for k, v in (spectra or {}).items()
-            if np.asarray(v).size <= SPECTRA_MAX_VALUES
-        },
-    }
-
-
-def _check_resumable(
-    saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir: Path, *, what: str = "a run"
-) -> None:
-    """Before any array is restored: the checkpoint's config, corpus digest and vocabulary are
-    this run's (a changed model would otherwise fail deep inside Orbax's structure check)."""
-    old = Config.from_dict(saved["config"])
-    if old != cfg:
-        a, b = old.to_dict(), cfg.to_dict()
-        diff = [
-            f"{s}.{k}: {a[s][k]!r} -> {b[s][k]!r}"
-            for s in ("model", "data", "train")
-            for k in a[s]
-            if a[s][k] != b[s][k]
-        ]
-        raise TrainingError(
-            f"{run_dir} holds {what} with another config ({'; '.join(diff) or 'name'}); "
-            "use a new --run-dir, or the same overrides as before to resume"
-        )
-    old_sha, new_sha = (saved.get("corpus") or {}).get("sha256"), corpus.meta.get("sha256")
-    if old_sha is not None and new_sha is not None and old_sha != new_sha:
-        raise TrainingError(
-            f"the corpus changed since {run_dir} was checkpointed (sha256 {old_sha[:12]}... -> {new_sha[:12]}...); "
-            "restore the original file to resume, or start a new --run-dir"
-        )
-    check_vocab(corpus.vocab, tuple(saved["vocab"]))
+    out = drive(
+        program,
+        state,
+        cfg=cfg,
+        run_cfgs=[cfg],
+        run_dirs=[run_dir],
+        labels=[cfg.name],
+        train_data=jnp.asarray(corpus.train),
+        val_data=jnp.asarray(corpus.val),
+        ckpt=ckpt,
+        meta=meta,
+        run_dir=run_dir,
+        last_good=last_good,
+        hooks=hooks,
+        stop_after=stop_after,
+        progress=progress,
+        log=log,
+    )
+    return RunResult(run_dir, cfg, out.states, out.records[0], out.interrupted, out.sigterm)
 
 
 def load_run(
@@ -757,30 +430,3 @@ def generate(
     for i, pos in enumerate(range(len(prompt), total)):
         buf = step(buf, pos, jax.random.fold_in(key, i))
     return np.asarray(buf[len(prompt) : total])
-
-
-def _default_hook(name: str):
-    """A hook from mope_jax.analysis.spectra, if that module defines it."""
-    try:
-        from mope_jax.analysis import spectra
-    except ImportError:
-        return None
-    return getattr(spectra, name, None)
-
-
-def _progress(enabled: bool, start: int, total: int):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True)
-
-
-def _progress_update(bar, n: int, rec: dict[str, Any]) -> None:
-    if bar is None:
-        return
-    post = {"loss": f"{rec['loss']:.4f}", "tok/s": f"{rec['tokens_per_s']:,.0f}"}
-    if "eval_val" in rec:
-        post["val"] = f"{rec['eval_val']:.4f}"
-    bar.set_postfix(post, refresh=False)
-    bar.update(n)

@@ -20,7 +20,7 @@ import jax
 import numpy as np
 import pytest
 
-import mope_jax.train as train_mod
+import mope_jax.loop as loop_mod
 from mope_jax.checkpoint import DIGEST_KEY, SKIPPED_DIR, Checkpointer
 from mope_jax.cli import EXIT_INTERRUPTED, main
 from mope_jax.config import apply_overrides
@@ -92,7 +92,7 @@ def test_kill_after_final_save_before_record_resumes_into_the_full_record(
     def kill(path):
         raise Killed
 
-    monkeypatch.setattr(train_mod, "_record_hook", kill)
+    monkeypatch.setattr(loop_mod, "record_hook", kill)
     with pytest.raises(Killed):
         run(smoke(), tmp_path / "r", progress=False, log=lambda m: None)
     assert not (tmp_path / "r" / "final.json").exists()
@@ -282,7 +282,7 @@ def test_non_finite_parameters_are_never_saved_and_the_message_names_the_real_la
         calls.append(1)
         return len(calls) < 3  # chunks end at 5, 10, 15: the third state is "bad"
 
-    monkeypatch.setattr(train_mod, "params_finite", finite_until_step_15)
+    monkeypatch.setattr(loop_mod, "params_finite", finite_until_step_15)
     with pytest.raises(
         TrainingError,
         match=r"parameters became non-finite by step 15; the last good checkpoint "
@@ -378,7 +378,7 @@ def test_sigterm_exits_with_the_interrupted_code(tmp_path, monkeypatch):
         self.set, self._old = True, None  # as if SIGTERM arrived during the first chunk
         return self
 
-    monkeypatch.setattr(train_mod._SigtermFlag, "__enter__", enter)
+    monkeypatch.setattr(loop_mod.SigtermFlag, "__enter__", enter)
     code = main(
         ["train", "--preset", "smoke", "--no-progress", "--run-dir", str(tmp_path / "r"), *MOPE]
     )

@@ -11,15 +11,9 @@ import pytest
 from mope_jax.checkpoint import Checkpointer
 from mope_jax.config import Config, ConfigError, apply_overrides
 from mope_jax.presets import get_preset
-from mope_jax.train import (
-    TrainingError,
-    decay_mask,
-    load_run,
-    lr_schedule,
-    make_train,
-    read_metrics,
-    run,
-)
+from mope_jax.errors import TrainingError
+from mope_jax.optim import decay_mask, lr_schedule
+from mope_jax.train import load_run, make_train, read_metrics, run
 
 
 def smoke(*overrides) -> Config:

@@ -107,7 +107,7 @@ def table(
 
 
 def provenance(command: str | None = None) -> str:
-    from mope_jax.train import environment
+    from mope_jax.provenance import environment
 
     env = environment()
     cmd = command or " ".join(shlex.quote(a) for a in ["mope-jax", *sys.argv[1:]])

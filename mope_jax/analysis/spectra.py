@@ -27,8 +27,6 @@ Paper C family here:
 
 from __future__ import annotations
 
-import datetime
-import json
 import math
 from pathlib import Path
 from typing import Any, Callable
@@ -37,6 +35,7 @@ import jax
 import numpy as np
 
 from mope_jax.encodings.morlet import clamp_active, constrain
+from mope_jax.provenance import write_json  # noqa: F401 (re-exported)
 from mope_jax.typing import Params
 
 BOUNDARY_TOL = 1e-3  # |omega sigma - bound| below this counts as "on the boundary"
@@ -280,7 +279,7 @@ def decay_only_prediction(cfg, log_values: np.ndarray) -> np.ndarray:
     log_omega while the paper's clamp is active) p_T = p_0 prod_t (1 - lr_t wd).
     ``cfg`` is a Config; ``log_values`` any array of initial parameter values.
     """
-    from mope_jax.train import lr_schedule
+    from mope_jax.optim import lr_schedule
 
     t = cfg.train
     lrs = np.asarray(jax.vmap(lr_schedule(cfg))(np.arange(t.max_steps)), np.float64)
@@ -341,32 +340,7 @@ def write_spectra_summary(
     )
 
 
-def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Path:
-    """Write a results JSON that says which command made it, when, and on what machine."""
-    from mope_jax.train import environment
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    record = {
-        "command": command,
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "env": environment(),
-        **payload,
-    }
-    path.write_text(json.dumps(_jsonable(record), indent=2) + "\n")
-    return path
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, (np.ndarray, jax.Array)):
-        return np.asarray(x).tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
+# write_json: provenance.write_json (re-exported here for existing callers)
 
 
 def plot_sigma_omega(

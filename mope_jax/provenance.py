@@ -1,0 +1,120 @@
+"""Provenance: which command made a file, when, on what machine, with which versions.
+
+Every writer of a run record, a results JSON or a table uses this module, so that they all
+say the same things the same way: :func:`environment` (versions, machine, backend, git
+commit), :func:`utc_now`, :func:`current_command`, :func:`stamp` (those three added to a
+payload) and :func:`write_json`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def git_commit() -> str:
+    """HEAD of the repository this package lives in, ``+dirty`` with uncommitted changes to
+    tracked files; ``unknown`` outside git."""
+    try:
+        here = Path(__file__).resolve().parent
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
+        if out.returncode == 0:
+            dirty = subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=here,
+                capture_output=True,
+                text=True,
+                timeout=5,
+            ).stdout.strip()
+            return out.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return "unknown"
+
+
+def environment() -> dict[str, Any]:
+    """Versions, machine and git commit, recorded with every run and result."""
+    import flax
+    import jax
+    import optax
+    import orbax.checkpoint as ocp
+
+    from mope_jax.perf import threefry_unrolled
+
+    dev = jax.devices()[0]
+    return {
+        "jax": jax.__version__,
+        "flax": flax.__version__,
+        "optax": optax.__version__,
+        "orbax_checkpoint": getattr(ocp, "__version__", "unknown"),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "backend": jax.default_backend(),
+        "device": getattr(dev, "device_kind", str(dev)),
+        "device_count": jax.device_count(),
+        "threefry_unrolled_on_cpu": threefry_unrolled(),
+        "git_commit": git_commit(),
+    }
+
+
+def utc_now() -> str:
+    """The current time, ISO 8601 in UTC to the second (``2026-11-30T17:40:05+00:00``)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def current_command(program: str = "mope-jax") -> str:
+    """This process's command line as a user would type it again."""
+    return " ".join(shlex.quote(a) for a in [program, *sys.argv[1:]])
+
+
+def stamp(payload: dict[str, Any], *, command: str) -> dict[str, Any]:
+    """``payload`` with ``command``, ``date_utc`` and ``env`` in front."""
+    return {"command": command, "date_utc": utc_now(), "env": environment(), **payload}
+
+
+def describe(env: dict[str, Any]) -> str:
+    """One phrase naming the machine of an ``environment()`` record."""
+    return (
+        f"{env.get('platform', '?')} ({env.get('processor', '?')}, {env.get('cpu_count', '?')} "
+        f"CPUs, backend {env.get('backend', '?')} x{env.get('device_count', '?')}); "
+        f"jax {env.get('jax', '?')}, flax {env.get('flax', '?')}; "
+        f"commit {env.get('git_commit', '?')}"
+    )
+
+
+def jsonable(x):
+    """``x`` with numpy/JAX arrays and scalars turned into lists and Python numbers."""
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
+        return np.asarray(x).tolist()
+    return x
+
+
+def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Path:
+    """Write a results JSON that says which command made it, when, and on what machine
+    (atomically: a kill leaves the old file or the new one)."""
+    from mope_jax.rundir import atomic_write_text
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(jsonable(stamp(payload, command=command)), indent=2) + "\n")
+    return path

@@ -85,7 +85,8 @@ class Checkpointer:
     def save(
         self, step: int, state: PyTree, meta: dict[str, Any], spectra: dict[str, Any] | None = None
     ) -> None:
-        """Save a step; ``meta`` gets the state's digest. A full disk is one CheckpointError line."""
+        """Save a step; ``meta`` gets the state's digest. A full disk is one CheckpointError
+        line."""
         meta = {**meta, DIGEST_KEY: state_digest(state)}
         items = dict(state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta))
         if spectra:
@@ -96,9 +97,14 @@ class Checkpointer:
         except Exception as e:
             if is_disk_full(e):
                 kept = [s for s in self.all_steps() if s < step]
+                last = (
+                    f"the last complete checkpoint, step {kept[-1]}, is kept"
+                    if kept
+                    else "no checkpoint was complete yet"
+                )
                 raise CheckpointError(
-                    f"disk full while saving step {step} in {self.directory}: free space and run the same command "
-                    f"again ({f'the last complete checkpoint, step {kept[-1]}, is kept' if kept else 'no checkpoint was complete yet'})"
+                    f"disk full while saving step {step} in {self.directory}: free space and run "
+                    f"the same command again ({last})"
                 ) from None
             raise
 
@@ -139,8 +145,8 @@ class Checkpointer:
                 skipped.append((step, _reason(e)))
                 if log is not None:
                     log(
-                        f"warning: checkpoint step {step} in {self.directory} is unreadable or damaged, skipped "
-                        f"({skipped[-1][1]})"
+                        f"warning: checkpoint step {step} in {self.directory} is unreadable or "
+                        f"damaged, skipped ({skipped[-1][1]})"
                     )
                 continue
             if quarantine and skipped:

@@ -277,14 +277,16 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
             ]
             if not found:
                 raise ConfigError(
-                    f"unknown config key {key!r}; run `mope-jax presets --show NAME` to list the keys"
+                    f"unknown config key {key!r}; run `mope-jax presets --show NAME` to list "
+                    "the keys"
                 )
             section = found[0]
         sub = getattr(cfg, section)
         fields = {f.name for f in dataclasses.fields(sub)}
         if fname not in fields:
             raise ConfigError(
-                f"unknown key {fname!r} in section {section!r}; valid keys: {', '.join(sorted(fields))}"
+                f"unknown key {fname!r} in section {section!r}; "
+                f"valid keys: {', '.join(sorted(fields))}"
             )
         hints = typing.get_type_hints(type(sub))
         new_sub = dataclasses.replace(sub, **{fname: _coerce(hints[fname], value, key)})

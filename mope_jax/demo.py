@@ -54,8 +54,8 @@ def main(
         f"\nblock-copy task: blocks of {d.block_len}, {d.num_symbols} symbols; "
         f"Bayes-optimal loss {optimal:.4f} nats/token; {base.train.max_steps} steps each\n"
     )
-    print(f"| variant | val loss | gap to optimal | tokens/s | causal |")
-    print(f"|---|---|---|---|---|")
+    print("| variant | val loss | gap to optimal | tokens/s | causal |")
+    print("|---|---|---|---|---|")
     for name, f in rows:
         causal = "yes" if f["causality"]["declared_causal"] else "NO"
         print(
@@ -76,6 +76,7 @@ def main(
         + "\n"
     )
     print(
-        f"\n(one seed; `mope-jax sweep` gives confidence intervals)  saved: {run_root / 'comparison.json'}"
+        "\n(one seed; `mope-jax sweep` gives confidence intervals)  "
+        f"saved: {run_root / 'comparison.json'}"
     )
     return 0

@@ -136,7 +136,8 @@ def apply_variant(cfg: Config, name: str) -> Config:
         )
     if name not in _VARIANTS:
         raise ConfigError(
-            f"unknown variant {name!r}; `mope-jax presets` lists them: {', '.join(sorted(_VARIANTS))}"
+            f"unknown variant {name!r}; `mope-jax presets` lists them: "
+            f"{', '.join(sorted(_VARIANTS))}"
         )
     v = _VARIANTS[name]
     return dataclasses.replace(

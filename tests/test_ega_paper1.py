@@ -55,9 +55,9 @@ def _gate_params(kind, seed=0):
         tau=r.normal(0, 0.5, (H, n)),
         scale_w=r.normal(0, 1.0, (H, n)),
     )
-    for l in EGA_C_LENGTHS:  # noqa: E741
-        common[f"energy_l{l}"] = dict(
-            kernel=r.normal(0, 0.3, (l, E, 2 * H)), bias=r.normal(0, 0.3, (2 * H,))
+    for length in EGA_C_LENGTHS:
+        common[f"energy_l{length}"] = dict(
+            kernel=r.normal(0, 0.3, (length, E, 2 * H)), bias=r.normal(0, 0.3, (2 * H,))
         )
     return common
 
@@ -73,10 +73,11 @@ def _ref_gate(kind, p, xn, znorm):
             p["scale_w"],
             znorm,
         )
+    # (l,E,2H) -> (l,E,H,2)
     kernels = [
-        p[f"energy_l{l}"]["kernel"].reshape(l, E, H, 2) for l in EGA_C_LENGTHS
-    ]  # (l,E,2H) -> (l,E,H,2)
-    biases = [p[f"energy_l{l}"]["bias"].reshape(H, 2) for l in EGA_C_LENGTHS]
+        p[f"energy_l{length}"]["kernel"].reshape(length, E, H, 2) for length in EGA_C_LENGTHS
+    ]
+    biases = [p[f"energy_l{length}"]["bias"].reshape(H, 2) for length in EGA_C_LENGTHS]
     return ref.ega_c_gate(xn, kernels, biases, p["alpha"], p["tau"], p["scale_w"], znorm)
 
 
@@ -140,8 +141,9 @@ def test_mixed_gate_gradients_match_central_differences(kind, znorm):
 
             x0 = p64[name] if leaf is None else p64[name][leaf]
             got = np.asarray(grads[name] if leaf is None else grads[name][leaf])
-            # atol: the energy biases' true gradient is 0 (the z-norm is shift-invariant); the prefix
-            # statistics' cumulative sums leave ~2e-8 of float64 round-off there (gradients are O(1))
+            # atol: the energy biases' true gradient is 0 (the z-norm is shift-invariant); the
+            # prefix statistics' cumulative sums leave ~2e-8 of float64 round-off there
+            # (gradients are O(1))
             np.testing.assert_allclose(
                 got,
                 ref.central_difference(f, x0),
@@ -325,7 +327,8 @@ def test_ega_m_penalty_and_unknown_options():
 
 def test_ega_m_signal_is_zero_at_layernorm_init():
     """u = mean_E LN(x) is 0 while LN's scale is uniform and its bias 0 (at init): the gate is
-    then a constant 1/2 -- why the audit moves the LN scales (analysis.causality.generic_layernorms)."""
+    then a constant 1/2 -- why the audit moves the LN scales
+    (analysis.causality.generic_layernorms)."""
     cfg = ModelConfig(
         block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=13, attn_bias="ega-m"
     )

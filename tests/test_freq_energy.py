@@ -36,7 +36,8 @@ TINY = ModelConfig(
 
 
 def energy_np(q, k):
-    """Independent float64 reference: E_i = mean over b and pairs m >= n of |q~_i(m)|^2 |k~_i(n)|^2."""
+    """Independent float64 reference: E_i = mean over b and pairs m >= n of
+    |q~_i(m)|^2 |k~_i(n)|^2."""
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
     a = q[..., 0::2] ** 2 + q[..., 1::2] ** 2  # (B,T,H,F)

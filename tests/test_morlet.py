@@ -109,7 +109,8 @@ def test_init_on_and_off_the_boundary():
 
 
 def _mixed_log_params():
-    """Pairs in every regime: clamped (product < 5), free, omega capped at 0.95 pi, sigma floored."""
+    """Pairs in every regime: clamped (product < 5), free, omega capped at 0.95 pi, sigma
+    floored."""
     log_omega = np.log([1.0, 2.0, 0.5, 3.1, 3.0, 0.2, 1.5]).astype(np.float32)
     log_sigma = np.log([3.0, 4.0, 20.0, 1.0, 2.5, 1e-4, 3.0]).astype(np.float32)
     return log_omega, log_sigma

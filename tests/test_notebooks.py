@@ -32,7 +32,8 @@ NAMES = list(mk.NOTEBOOKS)
 
 
 def test_committed_notebooks_are_generated():
-    """Every .ipynb in colab/ is exactly the generator's output (outputs cleared), and nothing else."""
+    """Every .ipynb in colab/ is exactly the generator's output (outputs cleared), and nothing
+    else."""
     assert mk.stale() == [], "run: python colab/make_notebooks.py"
     assert sorted(p.stem for p in COLAB.glob("*.ipynb")) == sorted(NAMES)
 

@@ -1,4 +1,5 @@
-"""Spectral Q/K filters (attention/spectral.py) and paper C diagnostics (analysis/diagnostics.py)."""
+"""Spectral Q/K filters (attention/spectral.py) and paper C diagnostics
+(analysis/diagnostics.py)."""
 
 from __future__ import annotations
 

@@ -110,20 +110,25 @@ def markdown(doc: dict) -> str:
         "",
         f"Command: `{doc['command']}`  ",
         f"Date: {doc['date']}  ",
-        f"Device: {r['device']['kind']} ({r['device']['platform']}, {r['device']['count']} device(s))  ",
-        f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, python {doc['env']['python']}, "
+        f"Device: {r['device']['kind']} ({r['device']['platform']}, "
+        f"{r['device']['count']} device(s))  ",
+        f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, "
+        f"python {doc['env']['python']}, "
         f"commit {doc['env']['git_commit']}",
         "",
         "| measurement | float32 | bf16 matmuls |",
         "|---|---:|---:|",
-        f"| matmul peak ({r['peak']['float32']['n']}^3 jnp.dot), TFLOP/s | {r['peak']['float32']['tflops']:.1f} | "
+        f"| matmul peak ({r['peak']['float32']['n']}^3 jnp.dot), TFLOP/s | "
+        f"{r['peak']['float32']['tflops']:.1f} | "
         f"{r['peak']['bfloat16']['tflops']:.1f} |",
     ]
     f32, bf = r["train/float32"], r["train/bfloat16"]
     L += [
-        f"| training tokens/s ({f32['config']}: {f32['n_layer']} x {f32['n_embd']}, T={f32['block_size']}, "
-        f"batch {f32['batch_size']}) | {f32['tokens_per_s']:,.0f} | {bf['tokens_per_s']:,.0f} |",
-        f"| MFU (model FLOPs/s / the peak of the same dtype) | {100 * f32['mfu']:.1f}% | {100 * bf['mfu']:.1f}% |",
+        f"| training tokens/s ({f32['config']}: {f32['n_layer']} x {f32['n_embd']}, "
+        f"T={f32['block_size']}, batch {f32['batch_size']}) | {f32['tokens_per_s']:,.0f} | "
+        f"{bf['tokens_per_s']:,.0f} |",
+        f"| MFU (model FLOPs/s / the peak of the same dtype) | {100 * f32['mfu']:.1f}% | "
+        f"{100 * bf['mfu']:.1f}% |",
         "",
         f"Seeds per hour ({r['sweep']['max_steps']} steps per seed, float32):",
         "",

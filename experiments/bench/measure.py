@@ -7,7 +7,8 @@ host device count and ``ru_maxrss`` (peak resident memory) belong to that group 
 Model FLOPs (what MFU counts; DESIGN.md section 0 model): per token, forward =
   2 * (12 E^2 L)            weight matmuls (qkv 3E^2, proj E^2, MLP 8E^2 per layer)
   + 2 * E V                 LM head
-  + 4 * T E L               attention scores and A V over the FULL T x T (causal half not discounted)
+  + 4 * T E L               attention scores and A V over the FULL T x T
+                            (causal half not discounted)
 and a training step costs 3x forward. Embedding lookups, layer norms, softmax and the
 optimiser are not counted (the usual convention, PaLM appendix B).
 """
@@ -232,9 +233,9 @@ def task_attention(batch: int, heads: int, t: int, head_dim: int, reps: int) -> 
 
     cases = {
         "einsum attention, no dropout": lambda q, k, v: ours(q, k, v, True),
-        "einsum attention, dropout 0.1 (threefry masks, JAX's rolled CPU lowering)": lambda q, k, v: (
-            ours(q, k, v, False)
-        ),
+        (
+            "einsum attention, dropout 0.1 (threefry masks, JAX's rolled CPU lowering)"
+        ): lambda q, k, v: ours(q, k, v, False),
         "einsum attention, dropout 0.1 (threefry masks, unrolled: the default)": lambda q, k, v: (
             ours(q, k, v, False)
         ),

@@ -205,15 +205,13 @@ def worker(
 def plan(size: dict, variants: list[str]) -> list[tuple[str, str, list[dict]]]:
     """(section, xla_flags, tasks) in priority order."""
     s = size
-    ref = lambda extra, **kw: dict(
-        task="train",
-        args=dict(
-            overrides=REF + extra,
-            steps=s["ref_steps"],  # noqa: E731
-            reps=s["ref_reps"],
-            **kw,
-        ),
-    )
+
+    def ref(extra, **kw):
+        return dict(
+            task="train",
+            args=dict(overrides=REF + extra, steps=s["ref_steps"], reps=s["ref_reps"], **kw),
+        )
+
     return [
         (
             "reference, 1 device; causal spectral filter at T=256",
@@ -524,9 +522,11 @@ def markdown(doc: dict, note: str = "") -> str:
         "",
         f"Command: `{doc['command']}`  ",
         f"Date: {doc['date']}  ",
-        f"Machine: {doc['env']['processor']}, {doc['env']['cpu_count']} CPUs, {doc['env']['platform']}  ",
-        f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, torch {doc.get('torch_version', 'n/a')}, "
-        f"python {doc['env']['python']}, commit {doc['env']['git_commit']}  ",
+        f"Machine: {doc['env']['processor']}, {doc['env']['cpu_count']} CPUs, "
+        f"{doc['env']['platform']}  ",
+        f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, torch "
+        f"{doc.get('torch_version', 'n/a')}, python {doc['env']['python']}, commit "
+        f"{doc['env']['git_commit']}  ",
         f"Load average (1/5/15 min) before: {doc['load_before']}, after: {doc['load_after']}  ",
         f"Wall time: {doc['wall_s']:.0f} s. f32 matmul peak (2048^3 jnp.dot, this run): "
         f"{_fmt(summ['peak_gflops'])} GFLOP/s",
@@ -535,29 +535,31 @@ def markdown(doc: dict, note: str = "") -> str:
     L += [
         "## Reference model (6 x 256, T=256, 8 heads), batch 16",
         "",
-        "| implementation | tokens/s | step (s) | MFU | vs PyTorch | compile (s) | peak RSS (MiB) |",
+        "| implementation | tokens/s | step (s) | MFU | vs PyTorch | compile (s) "
+        "| peak RSS (MiB) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for k, row in summ["reference"].items():
         L.append(
             f"| {REF_ROWS[k]} | {_fmt(row['tokens_per_s'], 0)} | {_fmt(row['step_s'], 3)} | "
-            f"{_fmt(100 * row['mfu'], 1) + '%' if 'mfu' in row else 'n/a'} | {_fmt(row.get('vs_torch'), 2)} | "
-            f"{_fmt(row.get('compile_s'))} | {_fmt(row.get('maxrss_mb'), 0)} |"
+            f"{_fmt(100 * row['mfu'], 1) + '%' if 'mfu' in row else 'n/a'} | "
+            f"{_fmt(row.get('vs_torch'), 2)} | {_fmt(row.get('compile_s'))} | "
+            f"{_fmt(row.get('maxrss_mb'), 0)} |"
         )
     if summ.get("configs"):
         L += [
             "",
             "## The sizes we train: tokens/s, JAX (1 device) and PyTorch eager, side by side",
             "",
-            "| config | JAX f32 | JAX bf16 matmuls | PyTorch 2 threads | PyTorch 1 thread | JAX f32 / best PyTorch "
-            "| bf16 / f32 |",
+            "| config | JAX f32 | JAX bf16 matmuls | PyTorch 2 threads | PyTorch 1 thread | JAX "
+            "f32 / best PyTorch | bf16 / f32 |",
             "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for name, row in summ["configs"].items():
             L.append(
                 f"| {CONFIGS[name][0]} | {_fmt(row['jax'], 0)} | {_fmt(row['jax-bf16'], 0)} | "
-                f"{_fmt(row['torch'], 0)} | {_fmt(row['torch/1t'], 0)} | {_fmt(row['jax_vs_torch'], 2)} | "
-                f"{_fmt(row['bf16_vs_f32'], 2)} |"
+                f"{_fmt(row['torch'], 0)} | {_fmt(row['torch/1t'], 0)} | "
+                f"{_fmt(row['jax_vs_torch'], 2)} | {_fmt(row['bf16_vs_f32'], 2)} |"
             )
     L += ["", "## Targets", "", "| target | value | met |", "|---|---:|---|"]
     for k, v in summ["targets"].items():
@@ -568,8 +570,8 @@ def markdown(doc: dict, note: str = "") -> str:
     base = _r(recs.get("jax/1dev"))
     L += [
         "",
-        f"## Causal spectral filter ({CAUSAL_FILTER}) at T=256, reference model, batch 16, 1 device "
-        "(vs JAX, 1 device, defaults)",
+        f"## Causal spectral filter ({CAUSAL_FILTER}) at T=256, reference model, batch 16, 1 "
+        "device (vs JAX, 1 device, defaults)",
         "",
         "| conv_impl | step (s) | vs baseline | compile (s) |",
         "|---|---:|---:|---:|",
@@ -585,11 +587,11 @@ def markdown(doc: dict, note: str = "") -> str:
         sw = _r(recs.get("sweep/1dev")) or {}
         L += [
             "",
-            f"## Seed sweeps (`cpu` preset, overrides {sw.get('overrides')}; seeds/hour extrapolated from the "
-            f"step time to {sw.get('max_steps')} steps)",
+            f"## Seed sweeps (`cpu` preset, overrides {sw.get('overrides')}; seeds/hour "
+            f"extrapolated from the step time to {sw.get('max_steps')} steps)",
             "",
-            "| strategy / seeds | seeds/hour | vs sequential (run/R=1: one seed after another as train.run "
-            "trains it) |",
+            "| strategy / seeds | seeds/hour | vs sequential (run/R=1: one seed after another as "
+            "train.run trains it) |",
             "|---|---:|---:|",
         ]
         for k, v in summ["sweep"].items():
@@ -614,7 +616,8 @@ def markdown(doc: dict, note: str = "") -> str:
     if mlp:
         L += [
             "",
-            f"## One MLP (E={mlp['n_embd']} -> 4E -> E) forward + backward, {mlp['n_tokens']} tokens",
+            f"## One MLP (E={mlp['n_embd']} -> 4E -> E) forward + backward, {mlp['n_tokens']} "
+            "tokens",
             "",
             "| activation | ms | GFLOP/s (matmuls) |",
             "|---|---:|---:|",
@@ -625,8 +628,8 @@ def markdown(doc: dict, note: str = "") -> str:
     if att:
         L += [
             "",
-            f"## One causal attention forward + backward (B={att['batch']}, H={att['heads']}, T={att['t']}, "
-            f"D={att['head_dim']})",
+            f"## One causal attention forward + backward (B={att['batch']}, H={att['heads']}, "
+            f"T={att['t']}, D={att['head_dim']})",
             "",
             "| formulation | ms |",
             "|---|---:|",
@@ -669,7 +672,8 @@ def markdown(doc: dict, note: str = "") -> str:
         L += [
             "",
             f"## Variants (reference preset with {doc['sizes']['var_overrides']}: "
-            f"{first.get('n_layer')} layer(s), E={first.get('n_embd')}, T={first.get('block_size')}, 1 device)",
+            f"{first.get('n_layer')} layer(s), E={first.get('n_embd')}, "
+            f"T={first.get('block_size')}, 1 device)",
             "",
             "| variant | causal | tokens/s | vs learned | compile (s) | XLA temp (MiB) |",
             "|---|---|---:|---:|---:|---:|",
@@ -683,8 +687,8 @@ def markdown(doc: dict, note: str = "") -> str:
                 continue
             L.append(
                 f"| {k} | {lab} | {_fmt(v['tokens_per_s'], 0)} | "
-                f"{_fmt(v['tokens_per_s'] / ref_tps if ref_tps else None, 2)} | {_fmt(v['compile_s'])} | "
-                f"{_fmt(v['xla_temp_mb'])} |"
+                f"{_fmt(v['tokens_per_s'] / ref_tps if ref_tps else None, 2)} | "
+                f"{_fmt(v['compile_s'])} | {_fmt(v['xla_temp_mb'])} |"
             )
     skipped = [k for k, v in recs.items() if v.get("error")]
     if skipped:
@@ -703,10 +707,11 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     L = [
         "# Performance benchmarks (issues 8 and 14)",
         "",
-        f"Made by `{doc['command']}` on {doc['date']} ({doc['env']['processor']}, {doc['env']['cpu_count']} CPUs; "
-        f"load average before {doc['load_before']}, after {doc['load_after']}). Every number below is read from "
-        f"[`{json_name}`]({json_name}) (the tables: [`{json_name[:-5]}.md`]({json_name[:-5]}.md)); the FLOP "
-        "count and the protocol are in `experiments/bench/measure.py` and `run.py`.",
+        f"Made by `{doc['command']}` on {doc['date']} ({doc['env']['processor']}, "
+        f"{doc['env']['cpu_count']} CPUs; load average before {doc['load_before']}, after "
+        f"{doc['load_after']}). Every number below is read from [`{json_name}`]({json_name}) (the "
+        f"tables: [`{json_name[:-5]}.md`]({json_name[:-5]}.md)); the FLOP count and the protocol "
+        "are in `experiments/bench/measure.py` and `run.py`.",
         "",
     ]
     L += ([note, ""] if note else []) + [
@@ -733,9 +738,9 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         )
     L += [
         "",
-        f"f32 matmul peak measured in this run: {_fmt(summ['peak_gflops'])} GFLOP/s "
-        "(MFU = model FLOPs/s divided by it; measured in the same run, so a busy machine lowers both). "
-        "'vs PyTorch' divides by the faster of the two PyTorch thread settings.",
+        f"f32 matmul peak measured in this run: {_fmt(summ['peak_gflops'])} GFLOP/s (MFU = model "
+        "FLOPs/s divided by it; measured in the same run, so a busy machine lowers both). 'vs "
+        "PyTorch' divides by the faster of the two PyTorch thread settings.",
         "",
         "## Reference model, batch 16",
         "",
@@ -745,7 +750,8 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     for k, row in ref.items():
         L.append(
             f"| {REF_ROWS[k]} | {_fmt(row['tokens_per_s'], 0)} | "
-            f"{_fmt(100 * row['mfu'], 1) + '%' if 'mfu' in row else 'n/a'} | {_fmt(row.get('vs_torch'), 2)} |"
+            f"{_fmt(100 * row['mfu'], 1) + '%' if 'mfu' in row else 'n/a'} | "
+            f"{_fmt(row.get('vs_torch'), 2)} |"
         )
     if summ.get("configs"):
         L += [
@@ -766,8 +772,8 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         "",
         "## What was measured and tried",
         "",
-        "* **Where the time goes**: a `jax.profiler` trace of one reference step, grouped by the source of each "
-        "XLA operation"
+        "* **Where the time goes**: a `jax.profiler` trace of one reference step, grouped by the "
+        "source of each XLA operation"
         + (
             f" ({prof['overrides']}): "
             + ", ".join(f"{k} {100 * v:.0f}%" for k, v in prof["share"].items())
@@ -777,19 +783,20 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         )
         + " The random bits are threefry's rounds over a (B,H,T,T) uint32 array per layer for the "
         "attention-dropout masks; the profiled step uses the default (unrolled) lowering.",
-        "* **threefry on CPU**: JAX lowers its PRNG on CPU as a rolled `while` loop (one pass over the "
-        "array per iteration); `mope_jax.perf.fast_cpu_threefry` (called by `make_train`) registers the "
-        "unrolled lowering JAX uses on GPU/TPU: the same bits (tests/test_perf.py checks them against a Python "
-        "Threefry-2x32 and Random123's known answers), one fused loop."
+        "* **threefry on CPU**: JAX lowers its PRNG on CPU as a rolled `while` loop (one pass over "
+        "the array per iteration); `mope_jax.perf.fast_cpu_threefry` (called by `make_train`) "
+        "registers the unrolled lowering JAX uses on GPU/TPU: the same bits (tests/test_perf.py "
+        "checks them against a Python Threefry-2x32 and Random123's known answers), one fused loop."
         + (
-            f" In this run: {_fmt(tps('jax/1dev'), 0)} vs {_fmt(tps('jax/1dev/rolled'), 0)} tokens/s "
-            f"(x{tps('jax/1dev') / tps('jax/1dev/rolled'):.2f}) on one device."
+            f" In this run: {_fmt(tps('jax/1dev'), 0)} vs {_fmt(tps('jax/1dev/rolled'), 0)} "
+            f"tokens/s (x{tps('jax/1dev') / tps('jax/1dev/rolled'):.2f}) on one device."
             if tps("jax/1dev") and tps("jax/1dev/rolled")
             else ""
         ),
-        "* **GELU**: `mope_jax.model.gelu` (exact, erf form, one fused expression for Phi(x) + x phi(x) via "
-        "`jax.custom_jvp`) replaced `nn.gelu(approximate=False)` (erfc, derivative rebuilt by autodiff). Same "
-        "numbers to f32 rounding (tests/test_perf.py); the default is unchanged in meaning.",
+        "* **GELU**: `mope_jax.model.gelu` (exact, erf form, one fused expression for Phi(x) + x "
+        "phi(x) via `jax.custom_jvp`) replaced `nn.gelu(approximate=False)` (erfc, derivative "
+        "rebuilt by autodiff). Same numbers to f32 rounding (tests/test_perf.py); the default is "
+        "unchanged in meaning.",
     ]
     if mlp:
         L.append(
@@ -801,41 +808,48 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     if lay:
         (fa, va), (fb, vb) = lay["results"].items()
         L.append(
-            "* **Dense layers on 2-D inputs** (issue 14): flax's `nn.Dense` contracts a (B,T,E) input, so "
-            "each weight gradient contracts two axes and XLA:CPU writes a transposed copy of the activation "
-            "gradient first; `mope_jax.attention.core.Dense` multiplies x flattened to (B*T, E), same "
-            f"parameters and bits. At nanoGPT's character config in this run: {va['copy_elements_per_step']:,}"
-            f" -> {vb['copy_elements_per_step']:,} copied elements per step, {_fmt(va['tokens_per_s'], 0)} -> "
-            f"{_fmt(vb['tokens_per_s'], 0)} tokens/s (x{lay['speedup']:.2f}, timed alternately in one "
-            f"process), first losses bitwise equal: {'yes' if lay['bitwise_equal_losses'] else 'NO'}."
+            "* **Dense layers on 2-D inputs** (issue 14): flax's `nn.Dense` contracts a (B,T,E) "
+            "input, so each weight gradient contracts two axes and XLA:CPU writes a transposed "
+            "copy of the activation gradient first; `mope_jax.attention.core.Dense` multiplies x "
+            "flattened to (B*T, E), same parameters and bits. At nanoGPT's character config in "
+            f"this run: {va['copy_elements_per_step']:,} -> {vb['copy_elements_per_step']:,} "
+            f"copied elements per step, {_fmt(va['tokens_per_s'], 0)} -> "
+            f"{_fmt(vb['tokens_per_s'], 0)} tokens/s (x{lay['speedup']:.2f}, timed alternately in "
+            "one process), first losses bitwise equal: "
+            f"{'yes' if lay['bitwise_equal_losses'] else 'NO'}."
         )
     cfgs = summ.get("configs") or {}
     bf = {k: v["bf16_vs_f32"] for k, v in cfgs.items() if v.get("bf16_vs_f32")}
     if bf:
         L.append(
-            "* **bf16 matmuls** (`model.compute_dtype=bfloat16`, opt-in: it changes the numbers): bf16 inputs "
-            "to every matmul with float32 accumulation, float32 master weights, LayerNorm, softmax and loss. "
-            "Tokens/s bf16 / f32 in this run: "
+            "* **bf16 matmuls** (`model.compute_dtype=bfloat16`, opt-in: it changes the numbers): "
+            "bf16 inputs to every matmul with float32 accumulation, float32 master weights, "
+            "LayerNorm, softmax and loss. Tokens/s bf16 / f32 in this run: "
             + ", ".join(f"{k} {v:.2f}x" for k, v in bf.items())
             + "."
         )
     L += [
-        "* **Data parallel over 2 host devices**: `make_train(cfg, batch_sharding=NamedSharding(mesh, "
-        "P('data')))` shards each batch; XLA partitions the step and all-reduces the gradients "
+        "* **Data parallel over 2 host devices**: `make_train(cfg, "
+        "batch_sharding=NamedSharding(mesh, P('data')))` shards each batch; XLA partitions the "
+        "step and all-reduces the gradients "
         "(`XLA_FLAGS=--xla_force_host_platform_device_count=2`). Same numbers to float tolerance "
         "(tests/test_perf.py)."
         + (
-            f" In this run: {_fmt(tps('jax/dp2'), 0)} vs {_fmt(tps('jax/1dev'), 0)} tokens/s on one device."
+            f" In this run: {_fmt(tps('jax/dp2'), 0)} vs {_fmt(tps('jax/1dev'), 0)} tokens/s on "
+            "one device."
             if tps("jax/dp2") and tps("jax/1dev")
             else ""
         ),
-        "* **Donation**: `train.run` already donates the state (`donate_argnums=0`); the benchmark does too.",
+        "* **Donation**: `train.run` already donates the state (`donate_argnums=0`); the benchmark "
+        "does too.",
         "* **XLA CPU flags** (`--xla_cpu_use_xnnpack`, `--xla_cpu_experimental_ynn_fusion_type`, "
-        "`--xla_cpu_use_onednn`, `--xla_cpu_prefer_vector_width=512`, `--xla_cpu_multi_thread_eigen`, "
-        "fast math): tried on the MLP (issue 8) and, in issue 14, YNNPACK fusions off, `dot,eltwise,reduce`, "
-        "oneDNN and XNNPACK dot fusions on the nanoGPT-char step, each in its own process on a machine "
-        "shared with other jobs: no difference stood out of the noise (oneDNN and XNNPACK left the loss bit "
-        "for bit unchanged, i.e. the same kernels), so nothing is claimed about them; none is used in this run.",
+        "`--xla_cpu_use_onednn`, `--xla_cpu_prefer_vector_width=512`, "
+        "`--xla_cpu_multi_thread_eigen`, fast math): tried on the MLP (issue 8) and, in issue 14, "
+        "YNNPACK fusions off, `dot,eltwise,reduce`, oneDNN and XNNPACK dot fusions on the "
+        "nanoGPT-char step, each in its own process on a machine shared with other jobs: no "
+        "difference stood out of the noise (oneDNN and XNNPACK left the loss bit for bit "
+        "unchanged, i.e. the same kernels), so nothing is claimed about them; none is used in this "
+        "run.",
         "* **Attention formulation**: the hand-written einsum attention is kept; one attention "
         "forward+backward in this run: "
         + (
@@ -849,9 +863,9 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         "",
         "## Other sections",
         "",
-        f"Seed sweeps, the causal spectral filters (`{CAUSAL_FILTER}`, FFT and Toeplitz) at T=256, the filters' "
-        "cost vs T = 128 ... 4096 and every model variant (non-causal ones labelled NON-CAUSAL) are in "
-        f"[`{json_name[:-5]}.md`]({json_name[:-5]}.md).",
+        f"Seed sweeps, the causal spectral filters (`{CAUSAL_FILTER}`, FFT and Toeplitz) at T=256, "
+        "the filters' cost vs T = 128 ... 4096 and every model variant (non-causal ones labelled "
+        f"NON-CAUSAL) are in [`{json_name[:-5]}.md`]({json_name[:-5]}.md).",
     ]
     not_run = sorted(
         k.split("/", 1)[1] for k, v in recs.items() if k.startswith("variant/") and v.get("error")
@@ -859,9 +873,9 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     if not_run:
         L += [
             "",
-            f"Variants not measured in this run ({len(not_run)}: {', '.join(not_run)}): the quick run measures "
-            "them in a fixed order (one of each family first) until its time budget ends; "
-            "`python -m experiments.bench.run` (full sizes) measures every variant.",
+            f"Variants not measured in this run ({len(not_run)}: {', '.join(not_run)}): the quick "
+            "run measures them in a fixed order (one of each family first) until its time budget "
+            "ends; `python -m experiments.bench.run` (full sizes) measures every variant.",
         ]
     miss = [k for k, v in summ["targets"].items() if not v["met"]]
     if miss:
@@ -876,23 +890,26 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         ]
         if any(k.startswith("sweep") for k in miss):
             L.append(
-                "Seed sweeps: every `mope_jax.sweep` strategy (map, vmap, shard over 2 host devices) is in "
-                f"[`{json_name[:-5]}.md`]({json_name[:-5]}.md) next to one-seed-at-a-time training; none "
-                "was faster by 1.5x. Not tried: pinning each host device to its own core."
+                "Seed sweeps: every `mope_jax.sweep` strategy (map, vmap, shard over 2 host "
+                f"devices) is in [`{json_name[:-5]}.md`]({json_name[:-5]}.md) next to "
+                "one-seed-at-a-time training; none was faster by 1.5x. Not tried: pinning each "
+                "host device to its own core."
             )
         if any(k.startswith("f32_vs_torch") for k in miss):
             L.append(
-                "The sizes we train (issue 14): tried as listed above (2-D Dense, flags, bf16). What is left "
-                "in a nanoGPT-char step is mostly the matmuls themselves (XLA's YNNPACK kernels at K = 128), "
-                "the (B,T,H,D) -> (B,H,T,D) copies around the attention einsums and the LayerNorm/GELU "
-                "elementwise passes; not tried for lack of time: an attention that reads q, k, v in the "
-                "projection's layout, a fused LayerNorm backward, Eigen instead of YNNPACK per dot shape."
+                "The sizes we train (issue 14): tried as listed above (2-D Dense, flags, bf16). "
+                "What is left in a nanoGPT-char step is mostly the matmuls themselves (XLA's "
+                "YNNPACK kernels at K = 128), the (B,T,H,D) -> (B,H,T,D) copies around the "
+                "attention einsums and the LayerNorm/GELU elementwise passes; not tried for lack "
+                "of time: an attention that reads q, k, v in the projection's layout, a fused "
+                "LayerNorm backward, Eigen instead of YNNPACK per dot shape."
             )
         if any(k.startswith(("mfu", "jax_vs")) for k in miss):
             L.append(
-                "Reference step: tried as listed above. Not tried for lack of time: a custom VJP that routes "
-                "the weight-gradient matmuls (XLA's Eigen dots) to YNNPACK, bf16 matmuls (would change "
-                "numerics), a fused attention kernel (Pallas has no CPU backend)."
+                "Reference step: tried as listed above. Not tried for lack of time: a custom VJP "
+                "that routes the weight-gradient matmuls (XLA's Eigen dots) to YNNPACK, bf16 "
+                "matmuls (would change numerics), a fused attention kernel (Pallas has no CPU "
+                "backend)."
             )
     return "\n".join(L) + "\n"
 
@@ -1018,9 +1035,10 @@ def _tiny_plan(variants: list[str]) -> list[tuple[str, str, list[dict]]]:
         "model.block_size=32",
         "train.batch_size=4",
     ]
-    tr = lambda extra, **kw: dict(
-        task="train", args=dict(overrides=small + extra, steps=1, reps=1, **kw)
-    )  # noqa: E731
+
+    def tr(extra, **kw):
+        return dict(task="train", args=dict(overrides=small + extra, steps=1, reps=1, **kw))
+
     sw = dict(preset="smoke", overrides=[], steps=1, reps=1)
     return [
         (

@@ -157,7 +157,8 @@ def main(argv=None) -> dict:
 
 
 def rows(doc: dict) -> tuple[dict, dict]:
-    """{label: {seeds_per_hour, vs_sequential, first_call_s}} and the references, from the records."""
+    """{label: {seeds_per_hour, vs_sequential, first_call_s}} and the references, from the
+    records."""
     res = lambda k: (doc["records"].get(k) or {}).get("result") or {}  # noqa: E731
     base = res("1dev").get("results", {}).get("run/R=1")
     if base is None:
@@ -196,12 +197,15 @@ def render(doc: dict, json_path) -> dict[str, str]:
     L = [
         "# Seed sweeps: seeds/hour (issue 6 benchmark)",
         "",
-        f"Made by `{doc['command']}` on {doc['date']} ({env['processor']}, {env['cpu_count']} CPUs; jax "
-        f"{env['jax']}; commit {env['git_commit']}; load average before {doc['load_before']}, after "
-        f"{doc['load_after']}). {rendered_note(doc, json_path)}",
+        f"Made by `{doc['command']}` on {doc['date']} ({env['processor']}, "
+        f"{env['cpu_count']} CPUs; jax {env['jax']}; commit {env['git_commit']}; "
+        f"load average before {doc['load_before']}, after {doc['load_after']}). "
+        f"{rendered_note(doc, json_path)}",
         "",
-        f"`{doc['preset']}` preset{', overrides ' + str(doc['overrides']) if doc['overrides'] else ''}; "
-        f"seeds/hour extrapolated from the best of {doc['reps']} calls of {doc['steps']} steps to the preset's "
+        f"`{doc['preset']}` preset"
+        f"{', overrides ' + str(doc['overrides']) if doc['overrides'] else ''}; "
+        f"seeds/hour extrapolated from the best of {doc['reps']} calls of {doc['steps']} steps "
+        "to the preset's "
         "max_steps (compile and evaluation excluded; the first call, which compiles, is listed). "
         "'vs sequential' divides by `run/R=1`: one seed after another as `train.run` trains it.",
         "",
@@ -210,7 +214,8 @@ def render(doc: dict, json_path) -> dict[str, str]:
     ]
     for k, v in table.items():
         L.append(
-            f"| {k} | {v['seeds_per_hour']:.1f} | {v['vs_sequential']:.2f} | {v['first_call_s']:.1f} |"
+            f"| {k} | {v['seeds_per_hour']:.1f} | {v['vs_sequential']:.2f} | "
+            f"{v['first_call_s']:.1f} |"
         )
     if refs:
         L += [
@@ -231,7 +236,8 @@ def render(doc: dict, json_path) -> dict[str, str]:
         val = four[best]["vs_sequential"]
         L += [
             "",
-            f"**Target (R = 4 >= {TARGET}x sequential): {'met' if val >= TARGET else 'missed'}**: best is "
+            f"**Target (R = 4 >= {TARGET}x sequential): "
+            f"{'met' if val >= TARGET else 'missed'}**: best is "
             f"`{best}` at {val:.2f}x.",
         ]
     if errors:

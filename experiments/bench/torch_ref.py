@@ -134,7 +134,8 @@ def loss(model: TorchGPT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def param_groups(model: TorchGPT, tr) -> list[dict]:
-    """AdamW groups: weight decay on every parameter (decay_group "all") or on >= 2-D ones ("2d")."""
+    """AdamW groups: weight decay on every parameter (decay_group "all") or on >= 2-D ones
+    ("2d")."""
     params = list(model.parameters())
     if tr.decay_group == "all":
         return [{"params": params, "weight_decay": tr.weight_decay}]

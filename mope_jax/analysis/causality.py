@@ -309,14 +309,17 @@ def audit_model_variants(
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     """Plain-text table: slot, variant, declared, measured leak (relative), first leak, verdict."""
-    head = f"{'slot':<13} {'variant':<20} {'declared':<10} {'leak (rel)':>10}  {'first (t,s)':<12} verdict"
+    head = (
+        f"{'slot':<13} {'variant':<20} {'declared':<10} {'leak (rel)':>10}  "
+        f"{'first (t,s)':<12} verdict"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
         first = "-" if r["first_leak"] is None else f"({r['first_leak'][0]},{r['first_leak'][1]})"
         declared = "causal" if r["declared_causal"] else "NON-CAUSAL"
         measured = "no leak" if r["causal"] else "LEAKS"
         lines.append(
-            f"{r['slot']:<13} {r['variant']:<20} {declared:<10} {r['leak_rel']:>10.2e}  {first:<12} "
-            f"{measured}: {r['status']}"
+            f"{r['slot']:<13} {r['variant']:<20} {declared:<10} {r['leak_rel']:>10.2e}  "
+            f"{first:<12} {measured}: {r['status']}"
         )
     return "\n".join(lines)

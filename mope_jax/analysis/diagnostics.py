@@ -10,7 +10,8 @@
   channel; ``amp_only`` irfft(|Z|); ``phase_shift`` rotates Q's and K's spectra by pi/4.
   Ours, earlier, ADDED to the phase: ``add-shared`` (shared by Q and K, so the Q-K
   cross-spectrum is kept exactly: a weaker test), ``add-independent``, ``add-shift`` (Q only).
-  ``SURROGATE_LABELS`` names each in tables. ``pct_phase`` = 100 (L_surrogate - L_filter) / (L_baseline - L_filter): the share of the
+  ``SURROGATE_LABELS`` names each in tables.
+  ``pct_phase`` = 100 (L_surrogate - L_filter) / (L_baseline - L_filter): the share of the
   filter's gain over the baseline that is lost when the phase is destroyed (100 = all of it;
   > 100 = worse than the baseline). The paper summary names the measurement but gives no
   formula; this is our definition.

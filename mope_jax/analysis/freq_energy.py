@@ -54,7 +54,7 @@ def frequency_energy(q: Array, k: Array, layout: str = "interleaved") -> Array:
     Returns:
       (H, F) energies, F = D/2, non-negative.
     """
-    b, t = q.shape[0], q.shape[1]
+    t = q.shape[1]
     a = pair_power(q, layout)  # (B,T,H,F)
     c = pair_power(k, layout)  # (B,S,H,F)
     c_cum = jnp.cumsum(c, axis=1)  # (B,T,H,F): sum over keys n <= m
@@ -167,8 +167,9 @@ def _probe(cfg) -> np.ndarray:
 
 
 def rope_energy_summary(cfg, state) -> dict[str, Any]:
-    """cfg a Config, state a TrainState or params. JSON fields logged at each eval of a RoPE model ({} otherwise): the head/layer means
-    of theta_eff and entropy, and ``rope_energy_p`` (L, F), p averaged over heads."""
+    """cfg a Config, state a TrainState or params. JSON fields logged at each eval of a RoPE
+    model ({} otherwise): the head/layer means of theta_eff and entropy, and ``rope_energy_p``
+    (L, F), p averaged over heads."""
     if not uses_rope(cfg.model):
         return {}
     rep = energy_report(cfg.model, getattr(state, "params", state), _probe(cfg))

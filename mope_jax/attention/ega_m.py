@@ -140,8 +140,8 @@ register(
     "attn_bias",
     "ega-m",
     causal=False,
-    doc="EGA-M (paper 1): 4 causal Morlet filters (l = 3/7/15/31) of mean_E xn, |c|^2 energies, gates mixed; "
-    "z-norm over ALL positions",
+    doc="EGA-M (paper 1): 4 causal Morlet filters (l = 3/7/15/31) of mean_E xn, |c|^2 energies, "
+    "gates mixed; z-norm over ALL positions",
 )(_builder("full"))
 register("attn_bias", "ega-m-prefix", causal=True, doc="EGA-M with the causal prefix z-norm")(
     _builder("prefix")

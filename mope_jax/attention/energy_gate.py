@@ -105,7 +105,8 @@ def znormalise(p: Array, znorm: str) -> Array:
 
 
 def energy_log_gate(e: Array, alpha: Array, tau: Array) -> Array:
-    """log g = log sigmoid(alpha_h (e - tau_h)). e (B, H, T', S), alpha/tau (H,) -> (B, H, T', S)."""
+    """log g = log sigmoid(alpha_h (e - tau_h)). e (B, H, T', S), alpha/tau (H,) ->
+    (B, H, T', S)."""
     h = alpha.shape[0]
     a = alpha.reshape(1, h, 1, 1)  # (H,) -> (1,H,1,1)
     t = tau.reshape(1, h, 1, 1)
@@ -270,7 +271,8 @@ register(
     "attn_bias",
     "ega-n-energymix",
     causal=False,
-    doc="ours, not the paper's: n z-normed energies mixed under ONE sigmoid; z-norm over ALL positions",
+    doc="ours, not the paper's: n z-normed energies mixed under ONE sigmoid; "
+    "z-norm over ALL positions",
 )(_builder(True, "full"))
 register(
     "attn_bias",
@@ -282,8 +284,8 @@ register(
     "attn_bias",
     "ega-c",
     causal=False,
-    doc="EGA-C as the authors define it: squared 2-channel causal convs, lengths 3/7/15/31, gates mixed; "
-    "z-norm over ALL positions",
+    doc="EGA-C as the authors define it: squared 2-channel causal convs, lengths 3/7/15/31, "
+    "gates mixed; z-norm over ALL positions",
 )(_mix_builder("full", EGA_C_LENGTHS))
 register("attn_bias", "ega-c-prefix", causal=True, doc="EGA-C (authors'), causal prefix z-norm")(
     _mix_builder("prefix", EGA_C_LENGTHS)
@@ -292,8 +294,8 @@ register(
     "attn_bias",
     "ega-conv1",
     causal=False,
-    doc="ours, not the paper's EGA-C: ONE linear causal conv channel (model.ega_conv_len taps), one gate; "
-    "z-norm over ALL positions",
+    doc="ours, not the paper's EGA-C: ONE linear causal conv channel (model.ega_conv_len taps), "
+    "one gate; z-norm over ALL positions",
 )(_builder(False, "full", conv=True))
 register(
     "attn_bias",

@@ -66,7 +66,8 @@ def _pairs(x: Array, layout: str) -> Array:
 
 
 def _rotate_pairs(pairs: Array, positions: Array, freqs: Array) -> Array:
-    """RoPE rotation of (re, im) pairs: (B, T, H, F, 2), positions (T,), freqs (F,) -> same shape."""
+    """RoPE rotation of (re, im) pairs: (B, T, H, F, 2), positions (T,), freqs (F,) -> same
+    shape."""
     angle = positions.astype(jnp.float32)[:, None] * freqs[None, :]  # (T, F)
     cos = jnp.cos(angle)[None, :, None, :]  # (1, T, 1, F)
     sin = jnp.sin(angle)[None, :, None, :]

@@ -679,7 +679,8 @@ class FreqCollapse(nn.Module):
     collapsed over f against the Fourier basis evaluated at each position, giving one scalar
     weight per position and head, which scales q and k there:
 
-        c_h(t) = sum_{f=0}^{T/2} w_h(f) cos(2 pi f t / T),   q~[t] = c_h(t) q[t],  k~[s] = c_h(s) k[s]
+        c_h(t) = sum_{f=0}^{T/2} w_h(f) cos(2 pi f t / T),
+        q~[t] = c_h(t) q[t],  k~[s] = c_h(s) k[s]
 
     so score(t, s) = c_h(t) c_h(s) q_t . k_s / sqrt(D): a learned multiplicative position
     gain. q~[t] reads q[t] alone, so it is causal (the audit measures it). It is a different
@@ -851,7 +852,8 @@ def _mexhat_window(cfg):
     "qk_filter",
     "mexhat-k4",
     causal=False,
-    doc="bilateral FFT, 4 admissible (s w)^2 e^{-(s w)^2/2} spectra/head, learned log_s, scores averaged",
+    doc="bilateral FFT, 4 admissible (s w)^2 e^{-(s w)^2/2} spectra/head, learned log_s, "
+    "scores averaged",
 )
 def _mexhat_k4(cfg):
     return MexHatK4(

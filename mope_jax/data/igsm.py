@@ -13,9 +13,10 @@ time). A problem is a random DAG of named variables over Z_23:
     operation, then ``#12`` and a newline. The number of operations sets the reasoning
     length, and with it the dependency distance between a value and its use.
 
-One sample (seeded; deterministic)::
+One sample (seeded; deterministic), a single line shown here in two::
 
-    B=A+C. A=5. C=12. ?B Define A as a; so a=5. Define C as c; so c=12. Define B as b; so b=a+c=5+12=17. #17
+    B=A+C. A=5. C=12. ?B Define A as a; so a=5. Define C as c; so c=12.
+    Define B as b; so b=a+c=5+12=17. #17
 
 The prompt is everything up to and including ``?B``; the answer is the number after ``#``.
 numpy only; the answer metric (greedy decoding with a model) is :func:`answer_accuracy`.
@@ -116,7 +117,8 @@ def make_problem(
         else:
             op, a, b = n
             steps.append(
-                f"Define {nm} as {lo}; so {lo}={a.lower()}{op}{b.lower()}={value[a]}{op}{value[b]}={value[nm]}."
+                f"Define {nm} as {lo}; so {lo}={a.lower()}{op}{b.lower()}="
+                f"{value[a]}{op}{value[b]}={value[nm]}."
             )
     solution = " " + " ".join(steps) + f" #{value[target]}\n"
     return Problem(prompt, solution, value[target], num_ops)

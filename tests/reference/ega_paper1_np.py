@@ -31,7 +31,8 @@ def _znorm(p, znorm):
 
 
 def _mix(energies, alpha, tau, scale_w, znorm):
-    """energies (n, S) of one head; alpha, tau, scale_w (n,) -> g = sum_s softmax(w)_s sigmoid(alpha_s (z_s - tau_s))."""
+    """energies (n, S) of one head; alpha, tau, scale_w (n,) ->
+    g = sum_s softmax(w)_s sigmoid(alpha_s (z_s - tau_s))."""
     w = np.exp(scale_w - np.max(scale_w))
     w = w / w.sum()
     g = 0.0
@@ -65,19 +66,20 @@ def ega_c_gate(xn, kernels, biases, alpha, tau, scale_w, znorm):
     for h in range(H):
         energies = np.zeros((len(kernels), T))
         for s, (kern, b) in enumerate(zip(kernels, biases)):
-            l = kern.shape[0]  # noqa: E741
+            length = kern.shape[0]
             for j in range(T):
                 ch = np.array(b[h], np.float64)  # (2,)
-                for lag in range(l):
+                for lag in range(length):
                     if j - lag >= 0:
-                        ch = ch + xn[j - lag] @ kern[l - 1 - lag, :, h, :]
+                        ch = ch + xn[j - lag] @ kern[length - 1 - lag, :, h, :]
                 energies[s, j] = ch[0] ** 2 + ch[1] ** 2
         out.append(_mix(energies, alpha[h], tau[h], scale_w[h], znorm))
     return np.array(out)
 
 
 def paper_clamp(omega, sigma, bound=5.0):
-    """MOPE's clamp: omega <= 0.95 pi, sigma >= 1e-3, omega = bound / sigma where omega sigma < bound."""
+    """MOPE's clamp: omega <= 0.95 pi, sigma >= 1e-3, omega = bound / sigma where
+    omega sigma < bound."""
     omega = min(omega, 0.95 * math.pi)
     sigma = max(sigma, 1e-3)
     if omega * sigma < bound:
@@ -104,13 +106,13 @@ def ega_m_gate(
     u = xn.mean(-1)
     T = len(u)
     energies = np.zeros((len(lengths), T))
-    for s, l in enumerate(lengths):
+    for s, length in enumerate(lengths):
         omega, sigma = math.exp(log_omega[s]), math.exp(log_sigma[s])
         if constraint == "clamp":
             omega, sigma = paper_clamp(omega, sigma, bound)
         for t in range(T):
             c = 0j
-            for j in range(l):
+            for j in range(length):
                 if t - j >= 0:
                     c += math.exp(-(j**2) / (2 * sigma**2)) * np.exp(1j * omega * j) * u[t - j]
             energies[s, t] = abs(c) ** 2

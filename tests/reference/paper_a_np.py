@@ -53,7 +53,8 @@ def rope_theta(head_dim, base=10000.0):
 
 
 def morlet_rope_scores(q, k, sigma, base=10000.0, layout="interleaved"):
-    """score[b,h,m,n] = sum_i Re[q_i(m) conj(k_i(n)) e^{i theta_i (m-n)}] exp(-(m-n)^2/2 sigma_hi^2) / sqrt(D).
+    """score[b,h,m,n] = sum_i Re[q_i(m) conj(k_i(n)) e^{i theta_i (m-n)}]
+    exp(-(m-n)^2/2 sigma_hi^2) / sqrt(D).
 
     q, k (B, T, H, D); sigma (H, D/2) tokens (one per head and frequency); float64 loops.
     """
@@ -96,7 +97,8 @@ def znorm_prefix(p):
 
 
 def ega_attention(s, log_gate):
-    """Masked softmax with a post-softmax key gate, renormalised, float64. s (T, S), log_gate (T or 1, S)."""
+    """Masked softmax with a post-softmax key gate, renormalised, float64. s (T, S),
+    log_gate (T or 1, S)."""
     s = np.asarray(s, np.float64)
     T, S = s.shape
     mask = np.tril(np.ones((T, S), bool))

@@ -122,7 +122,8 @@ def render(doc: dict, json_path) -> dict[str, str]:
         "",
         f"Command: `{doc['command']}`  ",
         f"Date: {doc['date']}  ",
-        f"Machine: {doc['env']['platform']}, {doc['env']['cpu_count']} CPUs; jax {doc['env']['jax']}, "
+        f"Machine: {doc['env']['platform']}, {doc['env']['cpu_count']} CPUs; "
+        f"jax {doc['env']['jax']}, "
         f"flax {doc['env']['flax']}; commit {doc['env']['git_commit']}",
         "",
         rendered_note(doc, json_path),
@@ -130,10 +131,12 @@ def render(doc: dict, json_path) -> dict[str, str]:
         "Settings: `"
         + " ".join(doc["overrides"])
         + "`, `--variant learned`, TinyShakespeare (paper split), "
-        f"seeds {[r['seed'] for r in doc['runs']['f32']]}; val loss = mean of 200 random val batches after the "
+        f"seeds {[r['seed'] for r in doc['runs']['f32']]}; "
+        "val loss = mean of 200 random val batches after the "
         "last step.",
         "",
-        "| run | val loss per seed | mean +- std | 95% CI | tokens/s per seed (3 seeds in one program; not a "
+        "| run | val loss per seed | mean +- std | 95% CI | "
+        "tokens/s per seed (3 seeds in one program; not a "
         "benchmark: other jobs shared the machine) |",
         "|---|---|---|---|---|",
     ]
@@ -141,15 +144,19 @@ def render(doc: dict, json_path) -> dict[str, str]:
         per = ", ".join(f"{v:.4f}" for v in val[d])
         tps = ", ".join(f"{r['tokens_per_s']:,.0f}" for r in doc["runs"][d] if r["tokens_per_s"])
         L.append(
-            f"| mope-jax `learned`, {d} | {per} | {s.mean:.4f} +- {s.std:.4f} | [{s.ci_low:.4f}, {s.ci_high:.4f}] | "
+            f"| mope-jax `learned`, {d} | {per} | {s.mean:.4f} +- {s.std:.4f} | "
+            f"[{s.ci_low:.4f}, {s.ci_high:.4f}] | "
             f"{tps} |"
         )
     L += [
-        f"| karpathy's nanoGPT ({ref['source']}) | - | {ref['mean']:.4f} +- {ref['std']:.4f} | - | - |",
+        f"| karpathy's nanoGPT ({ref['source']}) | - | "
+        f"{ref['mean']:.4f} +- {ref['std']:.4f} | - | - |",
         "",
-        f"- **Anchor** (|mean - {ref['mean']}| <= {ref['tolerance']}): f32 mean - nanoGPT = {gap:+.4f}: "
+        f"- **Anchor** (|mean - {ref['mean']}| <= {ref['tolerance']}): "
+        f"f32 mean - nanoGPT = {gap:+.4f}: "
         + ("**passes**." if abs(gap) <= ref["tolerance"] else "**fails**."),
-        f"- **bf16 - f32** (paired by seed): {diff.mean:+.4f}, 95% CI [{diff.ci_low:+.4f}, {diff.ci_high:+.4f}]; "
+        f"- **bf16 - f32** (paired by seed): {diff.mean:+.4f}, "
+        f"95% CI [{diff.ci_low:+.4f}, {diff.ci_high:+.4f}]; "
         f"f32 seed std {f32.std:.4f}. bf16 is within the seed spread: "
         + ("**yes**" if abs(diff.mean) <= f32.std else "**no**")
         + " (|mean difference| <= f32 seed std).",

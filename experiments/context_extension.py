@@ -11,9 +11,9 @@ Setup (our choices; the paper's are not public):
     AdamW lr 3e-3; seeds trained together with mope_jax.sweep;
   * language: TinyShakespeare characters (first 90% train), trained at L = 64;
   * arithmetic: the clean-room iGSM generator (mope_jax.data.igsm), mod 23, op + only (the
-    smallest table, 529 facts, so that a tiny model can learn some of it), 1-2 operations, written to a text file under runs/ and trained as characters
-    at L = 128 (one 1-operation problem with its solution is ~105 characters, so L = 64 could
-    not hold one);
+    smallest table, 529 facts, so that a tiny model can learn some of it), 1-2 operations,
+    written to a text file under runs/ and trained as characters at L = 128 (one 1-operation
+    problem with its solution is ~105 characters, so L = 64 could not hold one);
   * evaluation only (no fine-tuning at the new length): s = L'/L in {1, 2, 4}; every method
     is an eval-time config override of the same checkpoint (mope_jax.encodings.rope.
     extend_context): none (plain extrapolation), pi, ntk, yarn (dynamic_ntk equals ntk for
@@ -150,7 +150,10 @@ def accuracies(model_cfg, params, vocab, L, n_problems) -> dict:
             if s == 1 and m != "none":
                 continue  # every method is the identity at s = 1 (checked by the tests)
             cfg = extend_context(model_cfg, m, float(s), original_length=L)
-            fn = lambda x, cfg=cfg: _forward(cfg, params, jnp.asarray(x))
+
+            def fn(x, cfg=cfg):
+                return _forward(cfg, params, jnp.asarray(x))
+
             out[f"{m}@{s}"] = igsm.answer_accuracy(
                 fn,
                 probs,
@@ -243,7 +246,8 @@ def main(argv=None):
         "factors": FACTORS,
         "tasks": results,
         "energy": energy,
-        "notes": "evaluation-time overrides of one checkpoint per seed; no fine-tuning at the new length",
+        "notes": "evaluation-time overrides of one checkpoint per seed; "
+        "no fine-tuning at the new length",
     }
     name = "context_extension" if args.scale == "cpu" else f"context_extension_{args.scale}"
     plot(payload, name)
@@ -341,7 +345,8 @@ def render(payload: dict, json_path: Path) -> dict[str, str]:
 
 def markdown(payload, name) -> str:
     lines = [
-        "Evaluation-time context extension of tiny RoPE models (2 layers, width 64, 2 heads, D = 32); "
+        "Evaluation-time context extension of tiny RoPE models "
+        "(2 layers, width 64, 2 heads, D = 32); "
         "no fine-tuning at the longer length. Cells: mean +- sd [95% t-interval] over seeds.\n"
     ]
     for task in ("language", "arithmetic"):
@@ -373,7 +378,8 @@ def markdown(payload, name) -> str:
     ]
     for task, r in e.items():
         lines.append(
-            f"| {task} | {r['theta_eff']:.4f} | {', '.join(f'{x:.4f}' for x in r['theta_eff_layer'])} | "
+            f"| {task} | {r['theta_eff']:.4f} | "
+            f"{', '.join(f'{x:.4f}' for x in r['theta_eff_layer'])} | "
             f"{r['entropy']:.2f} | {r['tv_other_windows']:.3f} | {r['tv_other_domain']:.3f} | "
             f"{r['theta_eff_other_domain']:.4f} |"
         )

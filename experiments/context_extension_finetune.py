@@ -55,7 +55,10 @@ def load_runs(scale: str, task: str):
 
 
 def finetune(cfg, params_r, rule: str, steps: int, train_data):
-    """Fine-tune stacked params (R, ...) at length FACTOR L under ``rule``; returns (cfg', params')."""
+    """Fine-tune stacked params (R, ...) at length FACTOR L under ``rule``.
+
+    Returns (cfg', params').
+    """
     L = cfg.model.block_size
     model = extend_context(cfg.model, rule, float(FACTOR), original_length=L)
     t = dataclasses.replace(
@@ -172,7 +175,8 @@ def render(payload: dict, json_path) -> dict[str, str]:
 
 def markdown(payload) -> str:
     lines = [
-        f"Each seed's checkpoint fine-tuned {payload['finetune_steps']} steps at 2x its training length under "
+        f"Each seed's checkpoint fine-tuned {payload['finetune_steps']} steps "
+        "at 2x its training length under "
         "each rule, then evaluated at 2x. Cells: mean +- sd [95% t-interval] over seeds.\n",
         "| task | rule | loss @ 2x | loss beyond L @ 2x | answer acc @ 2x | leaf acc @ 2x |",
         "|---|---|---|---|---|---|",

@@ -190,7 +190,8 @@ def main(argv=None):
         "--task",
         choices=TASKS,
         default="copy",
-        help="copy: synthetic.block_copy_stream (W = B - 2); repeat: dependency.block_repeat_stream",
+        help="copy: synthetic.block_copy_stream (W = B - 2); "
+        "repeat: dependency.block_repeat_stream",
     )
     ap.add_argument("--strategy", default="map", help="mope_jax.sweep strategy for the seeds")
     ap.add_argument(
@@ -238,7 +239,8 @@ def main(argv=None):
             )
             if res.interrupted:
                 raise SystemExit(
-                    f"interrupted; {run_dir} is saved: rerun the same command with --reuse to resume"
+                    f"interrupted; {run_dir} is saved: "
+                    "rerun the same command with --reuse to resume"
                 )
         W = width_of(args.task, v)
         if args.task == "copy":
@@ -268,7 +270,8 @@ def main(argv=None):
             runs.append(rec)
             print(
                 f"{args.task} v={v:3d} seed={seed} W={W} theta_eff={rec['theta_eff']:.4f} "
-                f"c={rec['theta_eff'] * W:.3f} copy_acc={rec['copy_accuracy']:.3f} val={rec['final_val_loss']:.3f}",
+                f"c={rec['theta_eff'] * W:.3f} copy_acc={rec['copy_accuracy']:.3f} "
+                f"val={rec['final_val_loss']:.3f}",
                 flush=True,
             )
     wall = time.perf_counter() - t0
@@ -320,9 +323,10 @@ def load_sweep(cfg: Config, run_dir: Path, seeds) -> types.SimpleNamespace | Non
 
 
 W_DEF = {
-    "copy": "W = B - 2, the copy distance of [0, a_1..a_{B-2}, a_1]; W_measured = first r with excess-match "
-    "K(r) >= max/2",
-    "repeat": "W = the copy distance of [0, a_1..a_W, a_1..a_W] (blocks of 2W + 1); W_measured as for copy",
+    "copy": "W = B - 2, the copy distance of [0, a_1..a_{B-2}, a_1]; "
+    "W_measured = first r with excess-match K(r) >= max/2",
+    "repeat": "W = the copy distance of [0, a_1..a_W, a_1..a_W] (blocks of 2W + 1); "
+    "W_measured as for copy",
 }
 
 
@@ -460,12 +464,13 @@ def markdown(payload: dict, name: str) -> str:
         f"Task: **{payload['task']}**. {payload['W_definition']}.\n",
         "Model: 2 layers, width 64, 2 heads (D = 32, 16 RoPE frequencies, base 1e4), "
         f"{steps} steps of 16 x 128 tokens, lr 3e-3; tiny and short to fit a shared 2-core CPU. "
-        "theta_eff = exp(sum_i p_i log theta_i), p from 8 fixed validation windows, averaged (in log) over "
-        "both layers and both heads. 'copy acc' = greedy accuracy on the copy targets; a run whose copy "
+        "theta_eff = exp(sum_i p_i log theta_i), p from 8 fixed validation windows, "
+        "averaged (in log) over both layers and both heads. "
+        "'copy acc' = greedy accuracy on the copy targets; a run whose copy "
         "accuracy is below 0.9 has not learned the dependency the law is about.\n",
-        "| B | W | W measured | seeds | val loss (optimum) | copy acc per seed | theta_eff per seed | "
-        "c = theta_eff W, mean (95% CI) | entropy (init; uniform = 2.77) | TV other windows / random tokens / "
-        "vs init |",
+        "| B | W | W measured | seeds | val loss (optimum) | copy acc per seed | "
+        "theta_eff per seed | c = theta_eff W, mean (95% CI) | entropy (init; uniform = 2.77) | "
+        "TV other windows / random tokens / vs init |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for w in sorted({r["W"] for r in runs}):
@@ -480,8 +485,10 @@ def markdown(payload: dict, name: str) -> str:
         thetas = ", ".join(f"{r['theta_eff']:.3f}" for r in rs)
         lines.append(
             f"| {rs[0]['block_len']} | {w} | {rs[0]['W_measured']} | {len(rs)} | "
-            f"{np.mean([r['final_val_loss'] for r in rs]):.3f} ({rs[0]['optimal_loss']:.3f}) | {accs} | {thetas} | "
-            f"{c_ci} | {np.mean([r['entropy_mean'] for r in rs]):.2f} ({rs[0]['entropy_init']:.2f}) | "
+            f"{np.mean([r['final_val_loss'] for r in rs]):.3f} ({rs[0]['optimal_loss']:.3f}) | "
+            f"{accs} | {thetas} | "
+            f"{c_ci} | {np.mean([r['entropy_mean'] for r in rs]):.2f} "
+            f"({rs[0]['entropy_init']:.2f}) | "
             f"{np.mean([r['stability_tv']['other_windows'] for r in rs]):.3f} / "
             f"{np.mean([r['stability_tv']['random_tokens'] for r in rs]):.3f} / "
             f"{np.mean([r['stability_tv']['vs_init'] for r in rs]):.3f} |"
@@ -498,7 +505,8 @@ def markdown(payload: dict, name: str) -> str:
         ci = f"({f['c_lo']:.3f}, {f['c_hi']:.3f})" if f.get("c_lo") is not None else "(n/a)"
         slope = (
             f" Free fit: slope of log theta_eff on log(1/W) = {f['slope']:.3f} "
-            f"(95% CI {f['slope_lo']:.3f}, {f['slope_hi']:.3f}; 1 = the 1/W law), R^2 = {f['r2']:.3f}."
+            f"(95% CI {f['slope_lo']:.3f}, {f['slope_hi']:.3f}; 1 = the 1/W law), "
+            f"R^2 = {f['r2']:.3f}."
             if "slope" in f
             else " (too few distinct W for a free slope.)"
         )
@@ -510,7 +518,8 @@ def markdown(payload: dict, name: str) -> str:
     lines += [
         "",
         f"Figures: `{name}_fit.png` (theta_eff against W), `{name}_heatmap.png` "
-        "(p_i against training step from the runs' metrics.jsonl, seed 0, mean over layers and heads), "
+        "(p_i against training step from the runs' metrics.jsonl, seed 0, "
+        "mean over layers and heads), "
         f"`{name}_spectra.png` (final p_i per layer).",
         "",
     ]

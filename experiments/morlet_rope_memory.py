@@ -108,8 +108,10 @@ def render(p: dict, json_path: Path) -> dict[str, str]:
         "# Morlet-RoPE memory (compile-only)",
         "",
         f"Made by `{p['command'].strip()}` on {date}, "
-        f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}. "
-        f"B={sh['B']}, H={sh['H']}, D={sh['D']} (F={sh['F']}). Temporaries of jit(grad(sum(sin(scores)))) in "
+        f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), "
+        f"git {env['git_commit']}. "
+        f"B={sh['B']}, H={sh['H']}, D={sh['D']} (F={sh['F']}). "
+        "Temporaries of jit(grad(sum(sin(scores)))) in "
         "units of one (B,H,T,S) float32 array.",
         "",
         rendered_note(p, json_path),

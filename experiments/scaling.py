@@ -2,7 +2,7 @@
 
 Command:  python experiments/scaling.py --scale smoke            (~2 min on 2 CPU cores; a pipeline
           check: 60 steps do not learn the block task, so only the cost columns say anything)
-          python experiments/scaling.py --scale cpu --data input.txt       (~10 min, TinyShakespeare)
+          python experiments/scaling.py --scale cpu --data input.txt      (~10 min, TinyShakespeare)
 Writes:   experiments/results/scaling/scaling_<scale>.{json,md,png}
 
 Each grid point trains ``--seeds`` seeds as one program (``mope_jax.sweep``, strategy auto) and
@@ -189,7 +189,8 @@ def render(p: dict, json_path: Path) -> dict[str, str]:
         "FLOPs and temp memory from XLA's analyses of one compiled train step (batch of one seed); "
         "wall time per step for all seeds together (steady state).",
         "",
-        "| config | params | val loss (mean +- std) | 95% CI | GFLOP/step | temp MiB | s/step (all seeds) |",
+        "| config | params | val loss (mean +- std) | 95% CI | GFLOP/step | temp MiB | "
+        "s/step (all seeds) |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:

@@ -208,7 +208,8 @@ def render(payload: dict, json_path: Path) -> dict[str, str]:
 
 def markdown(payload, name) -> str:
     lines = [
-        f"Miller-Madow MI between tokens r apart minus its shuffled-stream floor; ids beyond the {payload['max_vocab']} most frequent pooled. "
+        "Miller-Madow MI between tokens r apart minus its shuffled-stream floor; "
+        f"ids beyond the {payload['max_vocab']} most frequent pooled. "
         "Spread = mean std across granularities of log(I(r)/I(1)) on a common distance grid "
         "(0 = perfect collapse).\n",
         "| corpus | granularity | chars/token | tokens | vocab (before pooling) | I(1) nats | "
@@ -225,7 +226,8 @@ def markdown(payload, name) -> str:
     lines += [
         "",
         "| corpus | spread, distance in characters | spread, distance in tokens | ratio | "
-        f"power-law exponent alpha per granularity (R^2), fit over {FIT_CHARS[0]:g}-{FIT_CHARS[1]:g} chars | "
+        "power-law exponent alpha per granularity (R^2), "
+        f"fit over {FIT_CHARS[0]:g}-{FIT_CHARS[1]:g} chars | "
         "alpha mean +- sd |",
         "|---|---|---|---|---|---|",
     ]
@@ -233,7 +235,8 @@ def markdown(payload, name) -> str:
         c = res["collapse"]
         al = ", ".join(f"{k} {v['alpha']:.2f} ({v['r2']:.2f})" for k, v in c["power_law"].items())
         lines.append(
-            f"| {cname} | {c['spread_chars']:.3f} | {c['spread_tokens']:.3f} | {c['ratio']:.2f} | {al} | "
+            f"| {cname} | {c['spread_chars']:.3f} | {c['spread_tokens']:.3f} | "
+            f"{c['ratio']:.2f} | {al} | "
             f"{c['alpha_mean']:.2f} +- {c['alpha_sd']:.2f} |"
         )
     lines += [

@@ -159,12 +159,15 @@ def render(doc: dict, json_path) -> dict[str, str]:
     L = [
         "# Sweep seeds vs the same seeds trained alone (XLA:CPU)",
         "",
-        f"Made by `{doc['command']}` on {doc['date']} ({env['processor']}, {env['cpu_count']} CPUs, "
+        f"Made by `{doc['command']}` on {doc['date']} "
+        f"({env['processor']}, {env['cpu_count']} CPUs, "
         f"{env['device_count']} host devices; jax {env['jax']}; commit {env['git_commit']}). "
         f"{rendered_note(doc, json_path)}",
         "",
-        f"`smoke` preset, seeds 0 and 1. Largest absolute difference from `run`'s one-seed program: "
-        f"parameters after {doc['steps']} training steps, one step's gradients (no dropout), the forward "
+        "`smoke` preset, seeds 0 and 1. "
+        "Largest absolute difference from `run`'s one-seed program: "
+        f"parameters after {doc['steps']} training steps, "
+        "one step's gradients (no dropout), the forward "
         "loss. 0 = bitwise equal.",
         "",
         "| program | parameters | gradients | loss |",

@@ -36,9 +36,10 @@ def test_resume_equals_uninterrupted_bitwise(tmp_path):
     assert int(resumed.state.step) == 20
     assert leaves_equal(full.state.params, resumed.state.params)
     assert leaves_equal(full.state.opt_state, resumed.state.opt_state)
-    strip = lambda recs: [
-        {k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")} for r in recs
-    ]  # noqa: E731
+
+    def strip(recs):
+        return [{k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")} for r in recs]
+
     assert strip(read_metrics(tmp_path / "full")) == strip(read_metrics(tmp_path / "split"))
     assert full.final["final_val_loss"] == resumed.final["final_val_loss"]
 

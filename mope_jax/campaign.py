@@ -45,7 +45,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from mope_jax.errors import CampaignError
 
@@ -225,9 +225,10 @@ def load_experiment(name: str, root: str | Path | None = None) -> Experiment:
     """``EXPERIMENT`` of the module ``experiments.<name>`` of the repository at ``root``."""
     root = find_root(root)
     known = available(root)
-    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name) or not (
-        root / "experiments" / f"{name}.py"
-    ).is_file():
+    if (
+        not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name)
+        or not (root / "experiments" / f"{name}.py").is_file()
+    ):
         raise CampaignError(
             f"unknown experiment {name!r}; the campaigns in {root / 'experiments'}: "
             + (", ".join(known) or "none")
@@ -352,7 +353,12 @@ class Campaign:
         if n < 1:
             raise CampaignError(f"--seeds {n}: a campaign needs at least one seed")
         return cls(
-            experiment, sc, root, list(range(n)), selected, data_fields(experiment, sc, root, corpus)
+            experiment,
+            sc,
+            root,
+            list(range(n)),
+            selected,
+            data_fields(experiment, sc, root, corpus),
         )
 
     @property
@@ -490,9 +496,7 @@ def format_plan(c: Campaign, plans: list[RowPlan]) -> str:
         if p.missing:
             parts.append(f"missing seeds {_seeds_text(p.missing)}")
         if p.stale:
-            parts.append(
-                "STALE " + "; ".join(f"seed {s} ({d})" for s, d in p.stale)
-            )
+            parts.append("STALE " + "; ".join(f"seed {s} ({d})" for s, d in p.stale))
         if p.extra:
             parts.append(f"also seeds {_seeds_text(p.extra)}")
         lines.append(f"  {display(p.row, p.declared_causal):<{width}}  " + ", ".join(parts))
@@ -703,7 +707,7 @@ def run_campaign(
 
 
 def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[int] | None:
-    """One sweep over ``seeds`` of ``row``; writes one record per seed. None if SIGTERM stopped it."""
+    """One sweep over ``seeds`` of ``row``, one record per seed; None if SIGTERM stopped it."""
     import jax
     import numpy as np
 
@@ -713,8 +717,10 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
 
     cfg = c.config(row)
     run_dir = work / row.name / ("seeds-" + "-".join(str(s) for s in seeds))
-    log(f"{display(row, declared_causal(c.experiment, c.scale, row))}: training seeds "
-        f"{_seeds_text(seeds)} in {_rel(run_dir, c.root)}")
+    log(
+        f"{display(row, declared_causal(c.experiment, c.scale, row))}: training seeds "
+        f"{_seeds_text(seeds)} in {_rel(run_dir, c.root)}"
+    )
     t0 = time.perf_counter()
     res = sweep(cfg, seeds, run_dir, strategy=strategy, progress=progress, log=log)
     if res.interrupted:
@@ -773,9 +779,7 @@ def write_table(c: Campaign) -> Path:
 
     path = c.results_dir / "table.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(
-        path, render_campaign(c.experiment, c.scale, read_records(c.records_dir))
-    )
+    atomic_write_text(path, render_campaign(c.experiment, c.scale, read_records(c.records_dir)))
     return path
 
 
@@ -824,7 +828,9 @@ def comparison_family(experiment: Experiment) -> list[tuple[str, str]]:
     """Every hypothesis Holm adjusts over: each row against the baseline, then the declared
     comparisons; a pair asked twice ((a, b) or (b, a)) counts once."""
     pairs, seen = [], set()
-    cands = [(r.name, experiment.baseline) for r in experiment.rows if r.name != experiment.baseline]
+    cands = [
+        (r.name, experiment.baseline) for r in experiment.rows if r.name != experiment.baseline
+    ]
     cands += [(c.a, c.b) for c in experiment.comparisons]
     for a, b in cands:
         key = tuple(sorted((a, b)))
@@ -857,9 +863,7 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         seeds, t = tests[(b, a)]  # the same hypothesis, the other sign
         if t is None:
             return seeds, None, adjusted[(b, a)]
-        flipped = dataclasses.replace(
-            t, mean=-t.mean, ci_low=-t.ci_high, ci_high=-t.ci_low, t=-t.t
-        )
+        flipped = dataclasses.replace(t, mean=-t.mean, ci_low=-t.ci_high, ci_high=-t.ci_low, t=-t.t)
         return seeds, flipped, adjusted[(b, a)]
 
     n_tests = sum(1 for p in pvals if not math.isnan(p))

@@ -261,7 +261,7 @@ def cmd_report(args) -> int:
         if args.check:
             for f in drift:
                 print(
-                    f"drift: {_rel(f)} differs from what its JSON renders; fix: mope-jax report --regenerate {shown}"
+                    f"drift: {_rel(f)} differs from what its JSON or records render; fix: mope-jax report --regenerate {shown}"
                 )
             if drift:
                 return 1
@@ -523,7 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--seeds", type=_int_at_least(1), default=None, help="seeds 0..N-1 (default: the scale's)"
     )
-    p.add_argument("--corpus", default=None, type=_nonempty, help="text file in place of the default")
+    p.add_argument(
+        "--corpus", default=None, type=_nonempty, help="text file in place of the default"
+    )
     p.add_argument(
         "--budget-minutes",
         type=_finite_nonneg,

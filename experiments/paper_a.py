@@ -109,12 +109,12 @@ def mope_spectra_section(experiment: Experiment, scale: Scale, records: list[dic
     """The learned MOPE spectra of the rows that have them (the records' ``summary``: the
     eval summary of each seed's trained state): boundary and clamp fractions averaged over
     seeds, omega and sigma ranges over all seeds."""
-    rows = {r.name: r for r in experiment.rows}
+    recs = by_row(records)
     lines = []
-    for name, rs in by_row(records).items():
-        sums = [r.get("summary") or {} for r in rs]
+    for name in (r.name for r in experiment.rows):
+        sums = [r.get("summary") or {} for r in recs.get(name, [])]
         sums = [s for s in sums if "mope_on_boundary_frac" in s]
-        if not sums or name not in rows:
+        if not sums:
             continue
         mean = lambda k: float(np.mean([s[k] for s in sums]))  # noqa: E731
         lo = lambda k: min(s[k] for s in sums)  # noqa: E731

@@ -5,10 +5,11 @@ Command:  mope-jax campaign run paper_a --scale cpu [--budget-minutes M]
           is an alias of the run command)
 Writes:   experiments/results/paper_a/<scale>/records/<row>/seed<s>.json and table.md
 Runtime per run (one row's seeds train together as one program; wall time per run including
-compilation, evaluation, summary and audit, measured with `nice -n 5` on a 2-core CPU shared
-with other jobs):  smoke ~SMOKE_S s (all 10 rows x 2 seeds: SMOKE_TOTAL);
-cpu ~CPU_S s (a-baseline, 3 seeds); mid and reference not measured (mid is for a
-GPU or a long CPU session, reference for a GPU/TPU).
+compilation, evaluation, spectra summary and audit; measured with `nice -n 5` on a 2-core CPU
+with other jobs beside it, load average ~5): smoke 10-25 s (all 10 rows x 2 seeds: 293 s,
+the EGA rows the slowest); cpu ~14 s (a-baseline: 3 seeds in 43 s, 55 s with start-up; its
+values equal the earlier single-script table's bitwise). mid and reference are not measured
+(mid: a GPU or a long CPU session; reference: a GPU/TPU).
 Claim (paper A, single seed, reference scale): val loss learned-PE 1.474, sin/cos 1.5863,
 RoPE 1.4637, MOPE 1.5060, EGA-1 1.3821, EGA-MORLET 1.3550 (nats/char).
 

@@ -880,8 +880,9 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         "",
         f"`{metric}` per row: n seeds, mean, std (ddof 1), 95% t-interval; the paired difference "
         f"row - `{experiment.baseline}` over the seeds both have, its 95% t-interval and paired-t "
-        f"two-sided p; Holm p adjusts over all {n_tests} comparisons of this campaign (baseline "
-        "and declared). NON-CAUSAL rows see future tokens: their losses are not causal-LM losses.",
+        f"two-sided p; Holm p adjusts over the {n_tests} comparisons of this campaign that have a "
+        "test (against the baseline and declared). NON-CAUSAL rows see future tokens: their "
+        "losses are not causal-LM losses.",
         "",
     ]
     has_paper = any(r.paper is not None for r in experiment.rows)

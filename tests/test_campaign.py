@@ -227,7 +227,7 @@ def test_render_is_a_pure_function_of_the_records():
     assert line.split("|")[-2].strip() == fmt(holm[("r", "n")])
     (line,) = [x for x in lines if x.startswith("| b - r |")]  # the flipped pair: same p
     assert line.split("|")[-2].strip() == fmt(holm[("r", "b")])
-    assert "Holm p adjusts over all 4 comparisons" in text
+    assert "Holm p adjusts over the 4 comparisons" in text
     assert "| `g` | a-ega1 (NON-CAUSAL) | **NON-CAUSAL** | 4 |" in text
     assert "| `n` | nope | declared causal | 3 | 2.3700 |" in text
     assert f"| `b` | learned | declared causal | 4 | {2.0875:.4f} |" in text

@@ -348,3 +348,31 @@ def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path,
             b = json.loads((done / p.relative_to(clone)).read_text())
             assert a["final_val_loss"] == b["final_val_loss"] and a["curve"] == b["curve"]
             assert a["audit"]["leak"] == b["audit"]["leak"] or math.isnan(a["audit"]["leak"])
+
+
+def test_paper_a_is_declared_as_a_campaign():
+    """experiments/paper_a.py: ten rows, smoke and cpu as the earlier script ran them, mid,
+    the EGA/MOPE pairs, audited; its committed smoke table is what its records render, with the
+    learned MOPE spectra from the records' summaries."""
+    exp = campaign.load_experiment("paper_a", REPO)
+    assert len(exp.rows) == 10 and exp.baseline == "a-baseline" and exp.audit
+    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference"]
+    smoke, cpu, mid = exp.scale("smoke"), exp.scale("cpu"), exp.scale("mid")
+    assert cpu.model == dict(block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0)
+    assert cpu.train == dict(
+        batch_size=16, max_steps=300, lr=2e-3, warmup_steps=30, eval_batches=20,
+        eval_interval=300, checkpoint_interval=300, log_interval=300,
+    )  # fmt: skip
+    assert (smoke.seeds, cpu.seeds, mid.seeds) == (2, 3, 3)
+    assert mid.model == dict(block_size=128, n_layer=4, n_head=4, n_embd=128, dropout=0.0)
+    assert {k: mid.train[k] for k in ("batch_size", "max_steps", "lr", "warmup_steps")} == dict(
+        batch_size=32, max_steps=2000, lr=1e-3, warmup_steps=100
+    )
+    assert len(exp.comparisons) == 7
+    noncausal = [r.name for r in exp.rows if not campaign.declared_causal(exp, smoke, r)]
+    assert noncausal == ["a-ega1", "a-ega-morlet"]
+    results = REPO / "experiments" / "results" / "paper_a" / "smoke"
+    records = campaign.read_records(results / "records")
+    text = campaign.render_campaign(exp, "smoke", records)
+    assert text == (results / "table.md").read_text()
+    assert "## Learned MOPE spectra" in text and "| `a-mope` | 2 |" in text

@@ -313,8 +313,9 @@ def test_regenerate_rerenders_campaign_tables(done, tmp_path, capsys):
 @pytest.mark.slow
 def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path, env):
     """SIGKILL mid-campaign (some records written, not all); a fresh clone holding only the
-    committed records continues with --strategy map, another with sequential: each trains only
-    the missing runs, and the table above Provenance equals the uninterrupted one."""
+    committed records continues with --strategy map, another with sequential, and the killed
+    root itself (with its local checkpoints) too: each trains only the missing runs, and the
+    table above Provenance equals the uninterrupted one."""
     killed = make_root(tmp_path / "killed")
     cmd = [sys.executable, "-m", "mope_jax", "campaign", "run", "tiny", "--scale", "t"]
     cmd += ["--root", str(killed), "--no-progress", "--strategy", "map"]
@@ -328,10 +329,14 @@ def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path,
     proc.wait()
     have = record_files(killed)
     assert 1 <= len(have) < 4, f"the kill did not land mid-campaign: {have}"
+    complete = {p.parent.name for p in have if len(list(p.parent.glob("seed*.json"))) == 2}
     reference = (done / "experiments/results/tiny/t/table.md").read_text()
-    for strategy in ("map", "sequential"):
-        clone = make_root(tmp_path / f"clone-{strategy}")
-        shutil.copytree(records_dir(killed), records_dir(clone))
+    for strategy in ("map", "sequential", "same machine"):
+        if strategy == "same machine":  # the killed root itself: its local checkpoints resume
+            clone, strategy = killed, "map"
+        else:
+            clone = make_root(tmp_path / f"clone-{strategy}")
+            shutil.copytree(records_dir(killed), records_dir(clone))
         committed = {p.relative_to(clone): p.read_bytes() for p in record_files(clone)}
         status = cli(env, clone, "status", "tiny").stdout
         assert f"{4 - len(have)} missing" in status
@@ -339,7 +344,6 @@ def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path,
         assert len(record_files(clone)) == 4
         for rel, data in committed.items():  # the committed records were not retrained
             assert (clone / rel).read_bytes() == data
-        complete = {p.parent.name for p in have if len(list(p.parent.glob("seed*.json"))) == 2}
         assert out.count("training seeds") == 2 - len(complete)  # one program per missing row
         table = (clone / "experiments/results/tiny/t/table.md").read_text()
         assert campaign.above_provenance(table) == campaign.above_provenance(reference)

@@ -665,7 +665,7 @@ def run_campaign(
             estimate = estimate_from_records(c, env) or estimate_by_measuring(c, groups[0][0])
         total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)
         log(f"ETA ~{_minutes(total)} for {sum(len(s) for _, s in groups)} runs ({estimate.source})")
-        for i, (row, seeds) in enumerate(groups):
+        for row, seeds in groups:
             if budget_s is not None:
                 left_s = budget_s - (time.monotonic() - t_start)
                 k = len(seeds)

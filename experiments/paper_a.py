@@ -1,8 +1,15 @@
-"""Paper A's table (MOPE + EGA), multi-seed, with the causality verdict of every row.
+"""Paper A's table (MOPE + EGA) as a campaign: multi-seed, every row audited for causality.
 
-Command:  nice -n 5 python experiments/paper_a.py --scale cpu        (smoke: ~1 min, cpu: ~10 min
-          on a shared 2-core CPU; reference: the papers' model and schedule, for a GPU/TPU)
-Writes:   experiments/results/paper_a/paper_a_<scale>.{json,md}
+Command:  mope-jax campaign run paper_a --scale cpu [--budget-minutes M]
+          (status: mope-jax campaign status paper_a; `python experiments/paper_a.py --scale S`
+          is an alias of the run command)
+Writes:   experiments/results/paper_a/<scale>/records/<row>/seed<s>.json and table.md
+Runtime per run (one row's seeds train together as one program; wall time per run including
+compilation, evaluation, spectra summary and audit; measured with `nice -n 5` on a 2-core CPU
+with other jobs beside it, load average ~5): smoke 10-25 s (all 10 rows x 2 seeds: 293 s,
+the EGA rows the slowest); cpu ~14 s (a-baseline: 3 seeds in 43 s, 55 s with start-up; its
+values equal the earlier single-script table's bitwise). mid and reference are not measured
+(mid: a GPU or a long CPU session; reference: a GPU/TPU).
 Claim (paper A, single seed, reference scale): val loss learned-PE 1.474, sin/cos 1.5863,
 RoPE 1.4637, MOPE 1.5060, EGA-1 1.3821, EGA-MORLET 1.3550 (nats/char).
 
@@ -11,21 +18,24 @@ paper ran it, ``a-mope``, ``a-ega1``, ``a-ega-morlet``) and ours: the same two E
 the causal prefix z-norm (``a-ega1-causal``, ``a-ega-morlet-causal``), Morlet-RoPE
 (``a-morlet-rope``) and MOPE with learnable centres (``a-mope-center``). The EGA rows with the
 paper's full-sequence z-norm are NON-CAUSAL (declared, and measured by the audit): they train
-only with ``train.allow_noncausal=true`` and their losses are not causal-LM losses.
+only with ``train.allow_noncausal=true`` (the campaign sets it) and their losses are not
+causal-LM losses.
 
 Protocol: TinyShakespeare (char level, first 90% train / last 10% val, the shared copy of
-karpathy's input.txt). Every variant is trained with seeds 0..R-1; seed s uses the same batch
-sequence for every variant, so differences to the baseline are paired. Each (variant, seed)
-equals ``mope-jax train --preset <scale> --variant <v> train.seed=s`` with this script's scale
-overrides (same step keys; one jit per variant). Reported: final val loss (``eval_batches``
-random windows) mean +- std over seeds, a 95% t-interval, the paired difference to
-``a-baseline`` with its 95% t-interval, and the causality audit (``audit_model``) of the seed-0
-trained parameters. For MOPE rows, the learned (omega, sigma) summary of seed 0.
+karpathy's input.txt). Every row is trained with seeds 0..R-1; seed s uses the same batch
+sequence for every row, so differences are paired. Each (row, seed) equals
+``mope-jax train --variant <row> train.seed=s`` with the scale's fields. Reported (by
+``mope_jax.campaign.render_campaign``): final val loss (``eval_batches`` random windows)
+mean, std, 95% t-interval, the paired difference to ``a-baseline`` and the EGA/MOPE pairs
+below with paired-t p and Holm-adjusted p, the causality audit of every seed's trained
+parameters, and the learned MOPE spectra of the MOPE rows.
+
+The cpu scale is the one of the earlier single-script table
+(``results/paper_a/paper_a_cpu.{json,md}``, kept as it was; its renderer is at the end here).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import time
@@ -36,18 +46,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from mope_jax.analysis import spectra
-from mope_jax.analysis.causality import audit_model
 from mope_jax.analysis.report import rendered_note, write_rendered  # noqa: F401 (re-exported to sibling scripts)
 from mope_jax.analysis.stats import summarize
 from mope_jax.attention import registry
+from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row
 from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
 from mope_jax.presets import apply_variant
 from mope_jax.train import make_train, prepare
-
-RESULTS = Path(__file__).resolve().parent / "results" / "paper_a"
-CORPUS = (
-    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt"
-)
 
 ROWS = [  # (variant, paper's label, paper's val loss or None)
     ("a-baseline", "learned PE (baseline)", 1.474),
@@ -63,7 +68,8 @@ ROWS = [  # (variant, paper's label, paper's val loss or None)
 ]
 
 # Scales. "cpu" is tiny on purpose: 10 variants x 3 seeds must fit ~10 minutes of a 2-core
-# CPU shared with other jobs; no dropout (300 steps do not overfit).
+# CPU shared with other jobs; no dropout (300 steps do not overfit). smoke and cpu evaluate
+# (and checkpoint) once, at the end, as the single-script table did.
 SCALES = {
     "smoke": dict(
         model=dict(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.0),
@@ -79,6 +85,122 @@ SCALES = {
         model={}, train={}, seeds=3
     ),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
 }
+
+
+def _once_at_the_end(train: dict) -> dict:
+    n = train["max_steps"]
+    return train | dict(eval_interval=n, checkpoint_interval=n, log_interval=n)
+
+
+EGA_PAIRS = [  # (with gate, without gate, gate)
+    ("a-ega1", "a-baseline", "paper's full z-norm (NON-CAUSAL)"),
+    ("a-ega1-causal", "a-baseline", "causal prefix z-norm"),
+    ("a-ega-morlet", "a-mope", "paper's full z-norm (NON-CAUSAL)"),
+    ("a-ega-morlet-causal", "a-mope", "causal prefix z-norm"),
+]
+
+OTHER_PAIRS = [
+    ("a-mope", "a-baseline", "MOPE in place of the learned table"),
+    ("a-morlet-rope", "a-rope", "Gaussian envelope on RoPE"),
+    ("a-mope-center", "a-mope", "learnable centres b0"),
+]
+
+
+def mope_spectra_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """The learned MOPE spectra of the rows that have them (the records' ``summary``: the
+    eval summary of each seed's trained state): boundary and clamp fractions averaged over
+    seeds, omega and sigma ranges over all seeds."""
+    recs = by_row(records)
+    lines = []
+    for name in (r.name for r in experiment.rows):
+        sums = [r.get("summary") or {} for r in recs.get(name, [])]
+        sums = [s for s in sums if "mope_on_boundary_frac" in s]
+        if not sums:
+            continue
+        mean = lambda k: float(np.mean([s[k] for s in sums]))  # noqa: E731
+        lo = lambda k: min(s[k] for s in sums)  # noqa: E731
+        hi = lambda k: max(s[k] for s in sums)  # noqa: E731
+        lines.append(
+            f"| `{name}` | {len(sums)} | {mean('mope_on_boundary_frac'):.3f} | "
+            f"{mean('mope_clamp_active_frac'):.3f} | "
+            f"[{lo('mope_omega_min'):.3f}, {hi('mope_omega_max'):.3f}] | "
+            f"[{lo('mope_sigma_min'):.3f}, {hi('mope_sigma_max'):.3f}] | "
+            f"[{lo('mope_product_min'):.3f}, {hi('mope_product_max'):.3f}] |"
+        )
+    if not lines:
+        return ""
+    return "\n".join(
+        [
+            "## Learned MOPE spectra",
+            "",
+            "After the constraint, from each seed's trained state: the fraction of the n = E/2 "
+            "(omega, sigma) pairs on omega sigma = 5 and with the clamp active (mean over seeds), "
+            "and the ranges over all seeds.",
+            "",
+            "| row | seeds | pairs on omega sigma = 5 | clamp active | omega (rad/token) | "
+            "sigma (tokens) | omega sigma |",
+            "|---|---|---|---|---|---|---|",
+            *lines,
+        ]
+    )
+
+
+EXPERIMENT = Experiment(
+    name="paper_a",
+    title="Paper A: MOPE and energy-gated attention",
+    rows=tuple(Row(v, v, label=label, paper=paper) for v, label, paper in ROWS),
+    scales=(
+        Scale("smoke", SCALES["smoke"]["model"], _once_at_the_end(SCALES["smoke"]["train"]), 2),
+        Scale("cpu", SCALES["cpu"]["model"], _once_at_the_end(SCALES["cpu"]["train"]), 3),
+        Scale(
+            "mid",
+            dict(block_size=128, n_layer=4, n_head=4, n_embd=128, dropout=0.0),
+            dict(
+                batch_size=32,
+                max_steps=2000,
+                lr=1e-3,
+                warmup_steps=100,
+                eval_batches=50,
+                eval_interval=500,
+                checkpoint_interval=500,
+                log_interval=100,
+            ),
+            3,
+        ),
+        Scale("reference", {}, {}, 3),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
+    ),
+    baseline="a-baseline",
+    comparisons=tuple(Comparison(a, b, f"EGA gain, {gate}") for a, b, gate in EGA_PAIRS)
+    + tuple(Comparison(a, b, what) for a, b, what in OTHER_PAIRS),
+    claim=(
+        "paper A (single seed, reference scale) reports val loss learned PE 1.474, sin/cos "
+        "1.5863, RoPE 1.4637, MOPE 1.5060, EGA-1 1.3821, EGA-MORLET 1.3550 nats/char (the "
+        "`paper` column); its EGA gate z-normalises over all T positions, i.e. sees the future."
+    ),
+    audit=True,
+    sections=(mope_spectra_section,),
+)
+
+
+def main(argv=None) -> int:
+    """Alias: ``python experiments/paper_a.py --scale S [...]`` runs
+    ``mope-jax campaign run paper_a --scale S [...]`` in this repository."""
+    from mope_jax.cli import main as cli_main
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    root = str(Path(__file__).resolve().parents[1])
+    return cli_main(["campaign", "run", "paper_a", "--root", root, *args])
+
+
+# --------------------------------------------------------------------------- the earlier script
+# ``results/paper_a/paper_a_cpu.json`` (made by the single-script version of this experiment)
+# names ``render`` below as its renderer; omega_sigma_control.py and morlet_rope_memory.py
+# import train_seeds, t_interval, CORPUS and RESULTS from here.
+
+RESULTS = Path(__file__).resolve().parent / "results" / "paper_a"
+CORPUS = (
+    Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt"
+)
 
 
 def base_config(scale: str) -> Config:
@@ -134,94 +256,6 @@ def t_interval(
     """(mean, std (ddof 1), ci_low, ci_high) with a Student-t interval; NaN std and bounds for n < 2."""
     s = summarize(x, confidence=level)
     return s.mean, (float("nan") if s.n < 2 else s.std), s.ci_low, s.ci_high
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", choices=sorted(SCALES), default="cpu")
-    ap.add_argument(
-        "--seeds", type=int, default=None, help="number of seeds (default: the scale's)"
-    )
-    ap.add_argument("--variants", default=",".join(r[0] for r in ROWS))
-    args = ap.parse_args(argv)
-    command = "python experiments/paper_a.py " + " ".join(
-        argv if argv is not None else sys.argv[1:]
-    )
-    seeds = list(range(args.seeds or SCALES[args.scale]["seeds"]))
-    base = base_config(args.scale)
-    wanted = args.variants.split(",")
-    t_start = time.perf_counter()
-    rows = []
-    for variant, label, paper in ROWS:
-        if variant not in wanted:
-            continue
-        cfg = variant_config(base, variant)
-        print(f"{variant}: {label}")
-        t0 = time.perf_counter()
-        recs, states = train_seeds(cfg, seeds)
-        params0 = states[0].params
-        full_cfg, _ = prepare(cfg)
-        audit = audit_model(full_cfg.model, params0)
-        mean, std, lo, hi = t_interval([r["val_loss"] for r in recs])
-        rows.append(
-            {
-                "variant": variant,
-                "label": label,
-                "paper_val_loss": paper,
-                "declared_causal": registry.declared_causal(cfg.model),
-                "noncausal_parts": registry.noncausal_parts(cfg.model),
-                "audit": audit.to_dict(),
-                "val_mean": mean,
-                "val_std": std,
-                "val_ci95": [lo, hi],
-                "seeds": recs,
-                "seconds": time.perf_counter() - t0,
-                "spectra_seed0": {
-                    k: v
-                    for k, v in spectra.extract_spectra(full_cfg, states[0]).items()
-                    if k in ("mope_omega", "mope_sigma", "mope_center", "morlet_rope_sigma")
-                },
-                "model": {
-                    k: getattr(cfg.model, k) for k in ("pos_encoding", "qk_position", "attn_bias")
-                },
-            }
-        )
-        print(
-            f"  audit: causal={audit.causal} leak_rel={audit.leak_rel:.2e}; {time.perf_counter() - t0:.0f}s"
-        )
-    base_row = next((r for r in rows if r["variant"] == "a-baseline"), None)
-    for r in rows:
-        if base_row is not None:
-            diffs = [a["val_loss"] - b["val_loss"] for a, b in zip(r["seeds"], base_row["seeds"])]
-            m, s, lo, hi = t_interval(diffs)
-            r["diff_vs_baseline"] = {"mean": m, "std": s, "ci95": [lo, hi], "per_seed": diffs}
-    full = prepare(base)[0]
-    payload = {
-        "renderer": "experiments/paper_a.py:render",
-        "scale": args.scale,
-        "seeds": seeds,
-        "config": full.to_dict(),
-        "total_seconds": time.perf_counter() - t_start,
-        "rows": rows,
-    }
-    stem = RESULTS / f"paper_a_{args.scale}"
-    spectra.write_json(stem.with_suffix(".json"), payload, command=command)
-    write_rendered(stem.with_suffix(".json"), render)
-    print(f"wrote {stem}.json, .md ({payload['total_seconds']:.0f}s)")
-
-
-EGA_PAIRS = [  # (with gate, without gate, gate)
-    ("a-ega1", "a-baseline", "paper's full z-norm (NON-CAUSAL)"),
-    ("a-ega1-causal", "a-baseline", "causal prefix z-norm"),
-    ("a-ega-morlet", "a-mope", "paper's full z-norm (NON-CAUSAL)"),
-    ("a-ega-morlet-causal", "a-mope", "causal prefix z-norm"),
-]
-
-OTHER_PAIRS = [
-    ("a-mope", "a-baseline", "MOPE in place of the learned table"),
-    ("a-morlet-rope", "a-rope", "Gaussian envelope on RoPE"),
-    ("a-mope-center", "a-mope", "learnable centres b0"),
-]
 
 
 def paired(p: dict, a: str, b: str) -> dict | None:
@@ -315,4 +349,4 @@ def render_markdown(p: dict, json_path: Path) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

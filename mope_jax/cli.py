@@ -6,6 +6,8 @@
     mope-jax train --preset cpu --variant rope --data input.txt --run-dir runs/rope
     mope-jax eval   --run-dir runs/rope
     mope-jax sample --run-dir runs/rope --prompt "ROMEO:" --tokens 200
+    mope-jax campaign status paper_a                 a declared experiment: what is done, missing
+    mope-jax campaign run paper_a --scale cpu --budget-minutes 30
 
 Overrides are ``section.key=value`` (``train.lr=1e-3``, ``model.n_layer=2``). Bad input prints
 one line starting with ``error:`` that names the fix, and exits with status 2.
@@ -259,7 +261,7 @@ def cmd_report(args) -> int:
         if args.check:
             for f in drift:
                 print(
-                    f"drift: {_rel(f)} differs from what its JSON renders; fix: mope-jax report --regenerate {shown}"
+                    f"drift: {_rel(f)} differs from what its JSON or records render; fix: mope-jax report --regenerate {shown}"
                 )
             if drift:
                 return 1
@@ -350,6 +352,55 @@ def cmd_demo(args) -> int:
     from mope_jax.demo import main as demo_main
 
     return demo_main(steps=args.steps, run_root=Path(args.run_root), progress=not args.no_progress)
+
+
+def cmd_campaign(args) -> int:
+    """``campaign status|run``: the plan of an experiment's campaign, or train what it lacks."""
+    import shlex
+
+    from mope_jax import campaign
+
+    root = campaign.find_root(args.root)
+    exp = campaign.load_experiment(args.experiment, root)
+    rows = [r for r in (args.rows or "").split(",") if r] or None
+    opts = dict(rows=rows, seeds=args.seeds, corpus=args.corpus)
+    if args.action == "status":
+        scales = [args.scale] if args.scale else [s.name for s in exp.scales]
+        for i, name in enumerate(scales):
+            c = campaign.Campaign.open(exp, name, root, **opts)
+            print(("\n" if i else "") + campaign.format_plan(c, campaign.plan(c)))
+        return 0
+    if not args.scale:
+        from mope_jax.errors import UsageError
+
+        raise UsageError(
+            f"campaign run needs --scale; {exp.name} has: {', '.join(s.name for s in exp.scales)}"
+        )
+    c = campaign.Campaign.open(exp, args.scale, root, **opts)
+    extra = []
+    if rows:
+        extra += ["--rows", ",".join(rows)]
+    if args.seeds is not None:
+        extra += ["--seeds", str(args.seeds)]
+    if args.corpus:
+        extra += ["--corpus", shlex.quote(args.corpus)]
+    if args.budget_minutes is not None:
+        extra += ["--budget-minutes", f"{args.budget_minutes:g}"]
+    # what was run, without the machine-local --root/--work-dir (recorded in every new record)
+    strategy = [] if args.strategy == "auto" else ["--strategy", args.strategy]
+    command = c.command(extra + strategy)
+    res = campaign.run_campaign(
+        c,
+        strategy=args.strategy,
+        budget_s=None if args.budget_minutes is None else 60 * args.budget_minutes,
+        work_dir=args.work_dir,
+        progress=not args.no_progress,
+        command=command,
+        continue_args=extra,
+    )
+    if res.stopped == "sigterm":
+        return EXIT_INTERRUPTED
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -453,6 +504,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --regenerate: write nothing; exit 1 listing the files that differ",
     )
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "campaign",
+        help="an experiment's campaign: status (the plan) or run (train the runs without a record)",
+        description="experiments/<name>.py declares EXPERIMENT = Experiment(...); records go to "
+        "experiments/results/<name>/<scale>/records/<row>/seed<s>.json, the table to table.md",
+    )
+    p.add_argument("action", choices=("run", "status"))
+    p.add_argument("experiment", help="the module experiments.<name> (e.g. paper_a)")
+    p.add_argument("--scale", default=None, help="one of the experiment's scales")
+    p.add_argument(
+        "--root",
+        default=None,
+        help="repository root holding experiments/__init__.py (default: the current directory)",
+    )
+    p.add_argument("--rows", default=None, help="only these rows (comma-separated)")
+    p.add_argument(
+        "--seeds", type=_int_at_least(1), default=None, help="seeds 0..N-1 (default: the scale's)"
+    )
+    p.add_argument(
+        "--corpus", default=None, type=_nonempty, help="text file in place of the default"
+    )
+    p.add_argument(
+        "--budget-minutes",
+        type=_finite_nonneg,
+        default=None,
+        help="stop at a run boundary before this much time is spent",
+    )
+    p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
+    p.add_argument(
+        "--work-dir",
+        default=None,
+        type=_nonempty,
+        help="local checkpoints (default: <root>/runs/campaigns)",
+    )
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_campaign)
 
     p = sub.add_parser("presets", help="list scale presets and model variants")
     p.add_argument("--show", default=None, metavar="PRESET", help="print a preset's full config")

@@ -34,3 +34,7 @@ class RunLockedError(TrainingError):
 
 class UsageError(MopeError, ValueError):
     """A bad command-line value or combination of options."""
+
+
+class CampaignError(MopeError, ValueError):
+    """A bad campaign request: unknown experiment, scale or row, stale records, no repository root."""

@@ -111,6 +111,16 @@ def test_parameters_and_init():
         EnergyGate(2, 1, "median").init(jax.random.PRNGKey(0), jnp.zeros((1, 4, 16)), jnp.arange(4))
 
 
+def test_spectra_of_ega1_have_no_mix_weights():
+    """EGA-1 has alpha and tau but no scale_w: extracting its spectra (done at every
+    checkpoint) must not look the missing parameter up."""
+    from mope_jax.analysis import spectra
+
+    cfg = small_cfg(attn_bias="ega")
+    sp = spectra.extract_spectra(cfg, init_params(cfg, jax.random.PRNGKey(0)))
+    assert sp["ega_alpha"].shape == (1, 2) and "ega_mix" not in sp
+
+
 @pytest.mark.parametrize("name", ["ega", "ega-prefix"])
 def test_causality_verdicts(name):
     """The prefix gate passes the audit; the paper's full-sequence z-norm is caught leaking."""

@@ -60,3 +60,51 @@ def test_report_table_and_files(tmp_path):
     assert "| 3 | 1.6000 | 0.1000 |" in row and "-0.5000" in row and "NON-CAUSAL" in row
     with pytest.raises(ValueError, match="baseline"):
         table([json.loads((tmp_path / "base/seed0/final.json").read_text())], baseline="nope")
+
+
+def test_paired_t_against_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from mope_jax.analysis.stats import paired_t
+
+    rng = __import__("numpy").random.default_rng(3)
+    for n in (2, 3, 5, 12):
+        a = rng.normal(2.0, 0.1, n)
+        b = a + rng.normal(0.03, 0.05, n)
+        ref = scipy_stats.ttest_rel(a, b)
+        got = paired_t(a, b)
+        assert got.n == n and got.t == pytest.approx(ref.statistic, rel=1e-10)
+        assert got.p == pytest.approx(ref.pvalue, rel=1e-8, abs=1e-14)
+        d = a - b
+        lo, hi = scipy_stats.t.interval(0.95, n - 1, loc=d.mean(), scale=scipy_stats.sem(d))
+        assert got.ci_low == pytest.approx(lo, rel=1e-8)
+        assert got.ci_high == pytest.approx(hi, rel=1e-8)
+    one = paired_t([1.0], [0.5])
+    assert one.mean == 0.5 and math.isnan(one.p)
+    assert paired_t([1.0, 2.0], [0.0, 1.0]).p == 0.0  # constant nonzero difference
+    assert paired_t([1.0, 2.0], [1.0, 2.0]).p == 1.0
+
+
+def _holm_by_definition(p, alpha):
+    """Holm's procedure as a rejection rule: which hypotheses are rejected at level alpha."""
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    rejected = set()
+    for k, i in enumerate(order):
+        if p[i] > alpha / (len(p) - k):
+            break
+        rejected.add(i)
+    return rejected
+
+
+def test_holm_matches_the_step_down_procedure():
+    from mope_jax.analysis.stats import holm
+
+    rng = __import__("numpy").random.default_rng(0)
+    for _ in range(50):
+        p = list(rng.uniform(0, 0.2, rng.integers(1, 8)))
+        adj = holm(p)
+        assert all(a >= x for a, x in zip(adj, p)) and all(a <= 1 for a in adj)
+        for alpha in (0.01, 0.05, 0.1):  # adjusted p <= alpha  <=>  rejected by Holm at alpha
+            assert {i for i, a in enumerate(adj) if a <= alpha} == _holm_by_definition(p, alpha)
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    out = holm([0.02, float("nan"), 0.04])
+    assert out[0] == pytest.approx(0.04) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)

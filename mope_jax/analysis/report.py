@@ -11,6 +11,9 @@ Committed tables are never typed: every results JSON that names a ``"renderer"``
 ``--check`` compares instead of writing). A renderer is ``render(payload, json_path) ->
 {file name beside the JSON: text}`` and must be a pure function of the JSON: no clock, no
 environment lookups.
+
+Campaigns (:mod:`mope_jax.campaign`) are regenerated too: every
+``<experiment>/<scale>/records/`` folder re-renders the ``table.md`` beside it.
 """
 
 from __future__ import annotations
@@ -364,9 +367,9 @@ def load_renderer(renderer: str, json_path: str | Path):
     return fn
 
 
-def rendered_jsons(paths: list[str | Path]) -> list[Path]:
+def rendered_jsons(paths: list[str | Path], *, required: bool = True) -> list[Path]:
     """Every ``*.json`` at or below ``paths`` with a top-level ``"renderer"`` (a JSON given
-    explicitly must have one)."""
+    explicitly must have one; with ``required``, a folder must hold one)."""
     found: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
@@ -381,8 +384,10 @@ def rendered_jsons(paths: list[str | Path]) -> list[Path]:
             for f in sorted(p.rglob("*.json"))
             if isinstance(d := _read_json(f), dict) and "renderer" in d
         ]
-        if not hits:
-            raise ReportError(f'{p}: no JSON with a "renderer" key at or below it')
+        if not hits and required:
+            raise ReportError(
+                f'{p}: no JSON with a "renderer" key (nor campaign records) at or below it'
+            )
         found += hits
     return list(dict.fromkeys(found))
 
@@ -410,9 +415,46 @@ def render_json(json_path: str | Path) -> dict[Path, str]:
 
 
 def render_all(paths: list[str | Path]) -> dict[Path, str]:
-    files: dict[Path, str] = {}
-    for j in rendered_jsons(paths):
+    files: dict[Path, str] = render_campaigns(paths)
+    for j in rendered_jsons(paths, required=not files):
         files.update(render_json(j))
+    return files
+
+
+def campaign_record_dirs(paths: list[str | Path]) -> list[Path]:
+    """Every ``<experiment>/<scale>/records`` folder at or below ``paths`` (campaign records)."""
+    found = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            continue
+        cands = [p] if p.name == "records" else []
+        cands += sorted(d for d in p.rglob("records") if d.is_dir())
+        found += [d for d in cands if any(x.is_dir() for x in d.iterdir())]
+    return list(dict.fromkeys(d.resolve() for d in found))
+
+
+def render_campaigns(paths: list[str | Path]) -> dict[Path, str]:
+    """``table.md`` of every campaign whose records are at or below ``paths``, rendered by
+    :func:`mope_jax.campaign.render_campaign` with the experiment imported from the repository
+    root that holds the results folder (``experiments.<experiment>``)."""
+    from mope_jax import campaign
+
+    files: dict[Path, str] = {}
+    for records in campaign_record_dirs(paths):
+        scale_dir = records.parent
+        exp_name = scale_dir.parent.name
+        root = next(
+            (d for d in scale_dir.parents if (d / "experiments" / "__init__.py").is_file()), None
+        )
+        if root is None:
+            raise ReportError(
+                f"{records}: campaign records outside a repository (no experiments/__init__.py "
+                "in any folder above)"
+            )
+        exp = campaign.load_experiment(exp_name, root)
+        files[scale_dir / "table.md"] = campaign.render_campaign(
+            exp, scale_dir.name, campaign.read_records(records)
+        )
     return files
 
 

@@ -173,10 +173,10 @@ def _mope_summary(model_cfg, params):
 
 def _per_layer(params: Params, module: str, name: str) -> np.ndarray | None:
     layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
-    found = [
+    found = [  # a module may lack the parameter (EGA-1 has no mix weights scale_w)
         np.asarray(params[k]["attn"][module][name])
         for k in layers
-        if module in params[k].get("attn", {})
+        if name in params[k].get("attn", {}).get(module, {})
     ]
     return np.stack(found) if found else None
 

@@ -116,3 +116,56 @@ def welch(a, b) -> Welch:
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     t = diff / se
     return Welch(diff, t, df, t_sf2(t, df))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Paired comparison of a - b over matched units (seeds): the differences d_i = a_i - b_i."""
+
+    n: int
+    mean: float  # mean of d
+    std: float  # sample std of d (ddof=1); nan for n = 1
+    ci_low: float
+    ci_high: float  # t-interval of mean(d) (nan for n < 2)
+    t: float
+    p: float  # two-sided paired t-test of mean(d) = 0 (nan for n < 2)
+
+
+def paired_t(a, b, confidence: float = 0.95) -> Paired:
+    """Paired t-test of a - b (same length): t = mean(d) / (std(d) / sqrt(n)), n - 1 degrees of
+    freedom, the two-sided p of ``scipy.stats.ttest_rel``. With std(d) = 0 the test degenerates:
+    p = 0 for a nonzero mean (t = +-inf), p = 1 for mean 0 (t = 0), where scipy gives nan."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired_t needs two 1-D arrays of one length, got {a.shape}, {b.shape}")
+    d = a - b
+    n = len(d)
+    nan = float("nan")
+    if n == 0:
+        raise ValueError("no pairs to compare")
+    mean = float(d.mean())
+    if n == 1:
+        return Paired(1, mean, nan, nan, nan, nan, nan)
+    std = float(d.std(ddof=1))
+    se = std / math.sqrt(n)
+    h = t_quantile(0.5 + confidence / 2, n - 1) * se
+    if se == 0:
+        t = math.copysign(float("inf"), mean) if mean else 0.0
+        return Paired(n, mean, std, mean - h, mean + h, t, 0.0 if mean else 1.0)
+    t = mean / se
+    return Paired(n, mean, std, mean - h, mean + h, t, t_sf2(t, n - 1))
+
+
+def holm(pvalues) -> list[float]:
+    """Holm's step-down adjustment of a family of p-values (same order as given): with the m
+    finite p sorted ascending, p_adj(i) = max_{j <= i} min(1, (m - j + 1) p(j)). A nan p (a
+    comparison without a test) stays nan and does not count in m."""
+    p = [float(x) for x in pvalues]
+    idx = sorted((i for i, x in enumerate(p) if not math.isnan(x)), key=lambda i: p[i])
+    m = len(idx)
+    out = [float("nan")] * len(p)
+    running = 0.0
+    for rank, i in enumerate(idx):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        out[i] = running
+    return out

@@ -1,0 +1,1027 @@
+"""Campaigns: an experiment declares rows, scales and comparisons; the library trains the runs
+that have no record yet, keeps one small record per (row, seed) in git, and renders the table.
+
+    experiments/<name>.py      EXPERIMENT = Experiment(name, title, rows, scales, baseline, ...)
+    mope-jax campaign status <name> [--scale S]           the plan: done / missing per row
+    mope-jax campaign run <name> --scale S [--budget-minutes M] [--strategy map] ...
+    mope-jax report --regenerate experiments/results      re-render every table.md
+
+Layout (``<root>`` is the repository root, the folder holding ``experiments/__init__.py``):
+
+    <root>/experiments/results/<name>/<scale>/records/<row>/seed<s>.json   committed records
+    <root>/experiments/results/<name>/<scale>/table.md                     rendered from them
+    <root>/runs/campaigns/<name>/<scale>/<row>/seeds-<s1>-<s2>...          local checkpoints
+
+A record is the ``final.json`` record of that seed (``train.summarize``: losses, curve, steps,
+tokens/s, train seconds, parameters, declared causality, config, small spectra, env) plus
+``row``, ``experiment``, ``scale``, ``command``, ``date_utc``, ``corpus`` (its digest, no
+path), ``summary`` (:func:`mope_jax.analysis.spectra.eval_summary` of the trained state),
+``campaign`` (the seeds trained together and their wall time, for the ETA) and, when the
+experiment asks for it, ``audit`` (:func:`mope_jax.analysis.causality.audit_model` of the
+trained parameters). The missing seeds of one row train together as ONE
+:func:`mope_jax.sweep.sweep` program, so seed s of a row is the same run whichever seeds it
+was trained with, on whichever machine (bitwise on CPU with ``map``, ``shard`` and
+``sequential``): an interrupted campaign continued elsewhere renders the same table.
+
+A record is *stale* when its config is not the row's current config (the corpus compared by
+digest, not by path, so a clone elsewhere keeps its records valid); ``status`` shows it and
+``run`` refuses to mix it in.
+
+:func:`render_campaign` is a pure function of the records: everything above ``## Provenance``
+depends only on their numbers (no clock, no machine), so tables from an interrupted and an
+uninterrupted campaign are equal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as _dt
+import importlib
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from mope_jax.errors import CampaignError
+
+RESULTS = ("experiments", "results")
+RECORD_RE = re.compile(r"^seed(\d+)\.json$")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# DataConfig fields that say where a corpus lives on this machine, not what it is: a record
+# made elsewhere is compared on the corpus digest instead.
+_LOCATION_FIELDS = ("path", "tfds_data_dir", "tfds_manual_dir")
+
+
+# --------------------------------------------------------------------------- declaration
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a presets variant (``presets.apply_variant``) plus dotted
+    overrides (``"model.n_layer=2"``, ``"train.lr=1e-3"``). A variant declared non-causal gets
+    ``train.allow_noncausal=true`` and is labelled NON-CAUSAL wherever it appears."""
+
+    name: str
+    variant: str
+    overrides: tuple[str, ...] = ()
+    label: str = ""
+    paper: float | None = None  # the paper's number for this row (at its own scale), if any
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paired comparison a - b over the seeds both rows have; ``what`` says what differs."""
+
+    a: str
+    b: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Model and train fields (``ModelConfig``/``TrainConfig`` keyword arguments), the number of
+    seeds, and optionally ``DataConfig`` fields on top of the experiment's data."""
+
+    name: str
+    model: dict
+    train: dict
+    seeds: int
+    data: dict | None = None
+
+
+Section = Callable[["Experiment", "Scale", list], str]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A campaign's declaration (``EXPERIMENT`` in ``experiments/<name>.py``).
+
+    data: ``DataConfig`` fields; None = TinyShakespeare, the text file
+    ``<root>/../shared/data/tinyshakespeare/input.txt`` (``--corpus PATH`` replaces it).
+    sections: pure renderers ``fn(experiment, scale, records) -> markdown`` appended after the
+    tables (records: every record of the scale, as :func:`read_records` returns them).
+    """
+
+    name: str
+    title: str
+    rows: tuple[Row, ...]
+    scales: tuple[Scale, ...]
+    baseline: str
+    comparisons: tuple[Comparison, ...] = ()
+    claim: str | None = None
+    audit: bool = False
+    metric: str = "final_val_loss"
+    sections: tuple[Section, ...] = ()
+    data: dict | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "rows", tuple(self.rows))
+        object.__setattr__(self, "scales", tuple(self.scales))
+        object.__setattr__(self, "comparisons", tuple(self.comparisons))
+        object.__setattr__(self, "sections", tuple(self.sections))
+        where = f"experiment {self.name!r}"
+        for what, names in (
+            ("row", [r.name for r in self.rows]),
+            ("scale", [s.name for s in self.scales]),
+        ):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            if dup:
+                raise CampaignError(f"{where}: {what} names {dup} are declared twice")
+            bad = [n for n in names if not _NAME_RE.match(n)]
+            if bad:
+                raise CampaignError(
+                    f"{where}: {what} names {bad} are not folder names; use letters, digits, -_."
+                )
+        if not self.rows or not self.scales:
+            raise CampaignError(f"{where}: declare at least one row and one scale")
+        rows = {r.name for r in self.rows}
+        if self.baseline not in rows:
+            raise CampaignError(f"{where}: baseline {self.baseline!r} is not one of its rows")
+        for c in self.comparisons:
+            for side in (c.a, c.b):
+                if side not in rows:
+                    raise CampaignError(f"{where}: comparison {c.a} - {c.b}: no row {side!r}")
+        for s in self.scales:
+            if s.seeds < 1:
+                raise CampaignError(f"{where}: scale {s.name} needs at least one seed")
+
+    def row(self, name: str) -> Row:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise CampaignError(
+            f"experiment {self.name} has no row {name!r}; its rows: "
+            + ", ".join(r.name for r in self.rows)
+        )
+
+    def scale(self, name: str) -> Scale:
+        for s in self.scales:
+            if s.name == name:
+                return s
+        raise CampaignError(
+            f"experiment {self.name} has no scale {name!r}; use --scale with one of: "
+            + ", ".join(s.name for s in self.scales)
+        )
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def find_root(root: str | Path | None = None) -> Path:
+    """The repository root: ``root`` (default: the current directory), which must hold
+    ``experiments/__init__.py``."""
+    path = Path(root if root is not None else ".").resolve()
+    if not (path / "experiments" / "__init__.py").is_file():
+        raise CampaignError(
+            f"{path} has no experiments/__init__.py, so it is not a repository root; run from "
+            "the repository root or pass --root PATH"
+        )
+    return path
+
+
+@contextlib.contextmanager
+def _experiments_of(root: Path):
+    """Import ``experiments.*`` from ``root``: its folder first on sys.path and any
+    ``experiments`` package of another root out of sys.modules for the duration; both are put
+    back after (several roots can be used in one process, e.g. by tests and report)."""
+    pkg = sys.modules.get("experiments")
+    ours = pkg is not None and any(
+        Path(p).resolve() == root / "experiments" for p in getattr(pkg, "__path__", [])
+    )
+    saved = {}
+    if not ours:
+        saved = {
+            k: sys.modules.pop(k)
+            for k in list(sys.modules)
+            if k == "experiments" or k.startswith("experiments.")
+        }
+    sys.path.insert(0, str(root))
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(root))
+        if not ours:
+            for k in [k for k in sys.modules if k == "experiments" or k.startswith("experiments.")]:
+                del sys.modules[k]
+            sys.modules.update(saved)
+
+
+def available(root: Path) -> list[str]:
+    """Experiment modules of ``root`` that declare ``EXPERIMENT`` (by their text, not run)."""
+    return sorted(
+        p.stem
+        for p in (root / "experiments").glob("*.py")
+        if not p.stem.startswith("_") and re.search(r"^EXPERIMENT\b", p.read_text(), re.M)
+    )
+
+
+def load_experiment(name: str, root: str | Path | None = None) -> Experiment:
+    """``EXPERIMENT`` of the module ``experiments.<name>`` of the repository at ``root``."""
+    root = find_root(root)
+    known = available(root)
+    if (
+        not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", name)
+        or not (root / "experiments" / f"{name}.py").is_file()
+    ):
+        raise CampaignError(
+            f"unknown experiment {name!r}; the campaigns in {root / 'experiments'}: "
+            + (", ".join(known) or "none")
+        )
+    with _experiments_of(root):
+        mod = importlib.import_module(f"experiments.{name}")
+    exp = getattr(mod, "EXPERIMENT", None)
+    if not isinstance(exp, Experiment):
+        raise CampaignError(
+            f"experiments/{name}.py defines no EXPERIMENT = Experiment(...), so it is not a "
+            "campaign; campaigns here: " + (", ".join(known) or "none")
+        )
+    if exp.name != name:
+        raise CampaignError(
+            f"experiments/{name}.py declares Experiment(name={exp.name!r}); name it {name!r}"
+        )
+    return exp
+
+
+# --------------------------------------------------------------------------- configs
+
+
+def default_data(root: Path) -> dict:
+    path = (Path(root) / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt").resolve()
+    return {"source": "text", "path": str(path)}
+
+
+def data_fields(
+    experiment: Experiment, scale: Scale, root: Path, corpus: str | Path | None = None
+) -> dict:
+    d = dict(experiment.data) if experiment.data is not None else default_data(root)
+    d.update(scale.data or {})
+    if corpus is not None:
+        d.update(source="text", path=str(Path(corpus).expanduser().resolve()))
+    return d
+
+
+def row_config(experiment: Experiment, scale: Scale, row: Row, data: dict | None = None):
+    """The row's Config at this scale (vocab not fitted yet; ``train.seed`` 0)."""
+    from mope_jax.attention import registry
+    from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig, apply_overrides
+    from mope_jax.presets import apply_variant
+
+    try:
+        base = Config(
+            model=ModelConfig(**scale.model),
+            data=DataConfig(**(data or {})),
+            train=TrainConfig(**scale.train),
+            name=f"{experiment.name}-{scale.name}",
+        )
+        cfg = apply_overrides(apply_variant(base, row.variant), list(row.overrides))
+    except (TypeError, ValueError) as e:  # ConfigError is a ValueError; so is a renamed variant
+        raise CampaignError(f"{experiment.name}/{scale.name} row {row.name}: {e}") from None
+    if not registry.declared_causal(cfg.model):  # allowed, and labelled everywhere
+        cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, allow_noncausal=True))
+    return cfg
+
+
+def declared_causal(experiment: Experiment, scale: Scale, row: Row) -> bool:
+    from mope_jax.attention import registry
+
+    return registry.declared_causal(row_config(experiment, scale, row).model)
+
+
+def _normal(x):
+    return json.loads(json.dumps(x))
+
+
+def config_diff(old: dict, new: dict) -> list[str]:
+    """``section.key: old -> new`` for every field that differs (location fields left out)."""
+    old, new = _normal(old), _normal(new)
+    out = []
+    for sec in ("model", "data", "train"):
+        a, b = old.get(sec, {}), new.get(sec, {})
+        for k in sorted(set(a) | set(b)):
+            if sec == "data" and k in _LOCATION_FIELDS:
+                continue
+            if a.get(k) != b.get(k):
+                out.append(f"{sec}.{k}: {a.get(k)!r} -> {b.get(k)!r}")
+    if old.get("name") != new.get("name"):
+        out.append(f"name: {old.get('name')!r} -> {new.get('name')!r}")
+    return out
+
+
+def _corpus_id(meta: dict) -> dict:
+    """What the corpus is, without where it is on this machine."""
+    return {k: v for k, v in (meta or {}).items() if k not in _LOCATION_FIELDS}
+
+
+# --------------------------------------------------------------------------- the campaign
+
+
+@dataclass
+class Campaign:
+    """One experiment at one scale in one repository: paths, configs and records."""
+
+    experiment: Experiment
+    scale: Scale
+    root: Path
+    seeds: list[int]
+    rows: list[Row]
+    data: dict
+    _prepared: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        experiment: Experiment | str,
+        scale: str,
+        root: str | Path | None = None,
+        *,
+        rows: Sequence[str] | None = None,
+        seeds: int | None = None,
+        corpus: str | Path | None = None,
+    ) -> "Campaign":
+        root = find_root(root)
+        if isinstance(experiment, str):
+            experiment = load_experiment(experiment, root)
+        sc = experiment.scale(scale)
+        selected = [experiment.row(r) for r in rows] if rows else list(experiment.rows)
+        n = sc.seeds if seeds is None else int(seeds)
+        if n < 1:
+            raise CampaignError(f"--seeds {n}: a campaign needs at least one seed")
+        return cls(
+            experiment,
+            sc,
+            root,
+            list(range(n)),
+            selected,
+            data_fields(experiment, sc, root, corpus),
+        )
+
+    @property
+    def results_dir(self) -> Path:
+        return self.root.joinpath(*RESULTS, self.experiment.name, self.scale.name)
+
+    @property
+    def records_dir(self) -> Path:
+        return self.results_dir / "records"
+
+    def record_path(self, row: str, seed: int) -> Path:
+        return self.records_dir / row / f"seed{seed}.json"
+
+    def config(self, row: Row):
+        return row_config(self.experiment, self.scale, row, self.data)
+
+    def prepared(self, row: Row):
+        """(config with the corpus vocabulary, corpus) -- the config a record holds."""
+        from mope_jax.train import prepare
+
+        cfg = self.config(row)
+        key = (cfg.data, cfg.model.block_size)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(cfg)[1]
+        corpus = self._prepared[key]
+        model = dataclasses.replace(cfg.model, vocab_size=corpus.vocab_size)
+        return dataclasses.replace(cfg, model=model), corpus
+
+    def expected(self, row: Row, seed: int) -> dict:
+        cfg, _ = self.prepared(row)
+        return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed)).to_dict()
+
+    def command(self, extra: Sequence[str] = ()) -> str:
+        return " ".join(
+            ["mope-jax campaign run", self.experiment.name, "--scale", self.scale.name, *extra]
+        )
+
+
+def read_record(path: Path) -> dict:
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise CampaignError(
+            f"{path}: not a readable campaign record ({type(e).__name__}); delete it to retrain "
+            "that run"
+        ) from None
+    if not isinstance(rec, dict) or "seed" not in rec or "config" not in rec:
+        raise CampaignError(f"{path}: not a campaign record; delete it to retrain that run")
+    return rec
+
+
+def read_records(records_dir: str | Path) -> list[dict]:
+    """Every ``<row>/seed<s>.json`` under ``records_dir``, sorted by (row, seed); each gets
+    ``row`` (its folder) if it lacks one. Temporary files of an interrupted write are skipped."""
+    out = []
+    d = Path(records_dir)
+    if not d.is_dir():
+        return out
+    for row_dir in sorted(p for p in d.iterdir() if p.is_dir()):
+        for f in sorted(row_dir.iterdir()):
+            m = RECORD_RE.match(f.name)
+            if m:
+                rec = read_record(f)
+                rec.setdefault("row", row_dir.name)
+                out.append(rec)
+    return sorted(out, key=lambda r: (r["row"], int(r["seed"])))
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    row: Row
+    declared_causal: bool
+    done: tuple[int, ...]
+    missing: tuple[int, ...]
+    stale: tuple[tuple[int, str], ...]  # (seed, what differs)
+    extra: tuple[int, ...]  # records of seeds outside this plan (kept; rendered too)
+
+
+def plan(c: Campaign) -> list[RowPlan]:
+    """Per selected row: which planned seeds have a (current) record, which are missing, which
+    records are stale."""
+    out = []
+    for row in c.rows:
+        done, missing, stale = [], [], []
+        for s in c.seeds:
+            path = c.record_path(row.name, s)
+            if not path.is_file():
+                missing.append(s)
+                continue
+            rec = read_record(path)
+            diff = config_diff(rec["config"], c.expected(row, s))
+            _, corpus = c.prepared(row)
+            old_id, new_id = rec.get("corpus"), _corpus_id(corpus.meta)
+            if old_id is not None and _normal(old_id) != _normal(new_id):
+                sha = lambda m: str((m or {}).get("sha256", "?"))[:12]  # noqa: E731
+                diff.append(f"corpus sha256 {sha(old_id)} -> {sha(new_id)}")
+            (stale.append((s, "; ".join(diff))) if diff else done.append(s))
+        have = {int(m.group(1)) for f in _row_files(c, row) if (m := RECORD_RE.match(f.name))}
+        extra = sorted(have - set(c.seeds))
+        out.append(
+            RowPlan(
+                row,
+                declared_causal(c.experiment, c.scale, row),
+                tuple(done),
+                tuple(missing),
+                tuple(stale),
+                tuple(extra),
+            )
+        )
+    return out
+
+
+def _row_files(c: Campaign, row: Row) -> list[Path]:
+    d = c.records_dir / row.name
+    return sorted(d.iterdir()) if d.is_dir() else []
+
+
+def _seeds_text(seeds: Sequence[int]) -> str:
+    return ", ".join(str(s) for s in seeds)
+
+
+def display(row: Row, causal: bool) -> str:
+    return row.name + ("" if causal else " (NON-CAUSAL)")
+
+
+def format_plan(c: Campaign, plans: list[RowPlan]) -> str:
+    n_rows = len(plans)
+    lines = [
+        f"campaign {c.experiment.name}, scale {c.scale.name}: {n_rows} rows x "
+        f"{len(c.seeds)} seeds ({_seeds_text(c.seeds)}); records in {_rel(c.records_dir, c.root)}"
+    ]
+    width = max(len(display(p.row, p.declared_causal)) for p in plans)
+    for p in plans:
+        parts = [f"done {len(p.done)}/{len(c.seeds)}"]
+        if p.missing:
+            parts.append(f"missing seeds {_seeds_text(p.missing)}")
+        if p.stale:
+            parts.append("STALE " + "; ".join(f"seed {s} ({d})" for s, d in p.stale))
+        if p.extra:
+            parts.append(f"also seeds {_seeds_text(p.extra)}")
+        lines.append(f"  {display(p.row, p.declared_causal):<{width}}  " + ", ".join(parts))
+    total = len(plans) * len(c.seeds)
+    missing = sum(len(p.missing) for p in plans)
+    stale = sum(len(p.stale) for p in plans)
+    lines.append(
+        f"total: {total - missing - stale} of {total} runs done, {missing} missing"
+        + (f", {stale} stale" if stale else "")
+    )
+    return "\n".join(lines)
+
+
+def stale_message(c: Campaign, plans: list[RowPlan]) -> str | None:
+    bad = [(p.row.name, s, d) for p in plans for s, d in p.stale]
+    if not bad:
+        return None
+    row, seed, diff = bad[0]
+    more = f" (and {len(bad) - 1} more stale records)" if len(bad) > 1 else ""
+    return (
+        f"{_rel(c.record_path(row, seed), c.root)} was made with another config than row "
+        f"{row} has now ({diff}){more}; delete the stale records or restore the row/scale, "
+        f"then run again (mope-jax campaign status {c.experiment.name} --scale {c.scale.name} "
+        "lists them)"
+    )
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(root).resolve()))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Seconds for a row group of k seeds: ``overhead + k * per_run[row]``."""
+
+    per_run: dict[str, float]
+    overhead: float
+    source: str
+
+    def seconds(self, row: str, k: int) -> float:
+        return self.overhead + k * self.per_run[row] if k else 0.0
+
+
+def _machine(env: dict) -> tuple:
+    return tuple(env.get(k) for k in ("backend", "device", "processor", "cpu_count", "platform"))
+
+
+def estimate_from_records(c: Campaign, env: dict) -> Estimate | None:
+    """Per-run seconds measured by this campaign's own records made on this kind of machine
+    (the wall time of each record's row group / its seeds; each row its own when it has some,
+    else the median of all)."""
+    per: dict[str, list[float]] = {}
+    for rec in read_records(c.records_dir):
+        camp = rec.get("campaign") or {}
+        if _machine(rec.get("env") or {}) != _machine(env) or not camp.get("group_seeds"):
+            continue
+        per.setdefault(rec["row"], []).append(camp["group_wall_s"] / len(camp["group_seeds"]))
+    if not per:
+        return None
+    import numpy as np
+
+    every = float(np.median([x for xs in per.values() for x in xs]))
+    return Estimate(
+        {r.name: float(np.median(per[r.name])) if r.name in per else every for r in c.rows},
+        0.0,
+        f"from {sum(map(len, per.values()))} records of this campaign on this machine",
+    )
+
+
+def measure_step(cfg, steps: int = 3) -> tuple[float, float]:
+    """(compile seconds, seconds per step) of one seed of ``cfg``: compile and time ``steps``
+    training steps twice."""
+    import jax
+    import jax.numpy as jnp
+
+    from mope_jax.train import make_train, prepare
+
+    cfg, corpus = prepare(cfg)
+    tr = make_train(cfg)
+    data = jnp.asarray(corpus.train)
+    state = jax.jit(tr.init)(jax.random.PRNGKey(0))
+    fn = jax.jit(tr.train_steps, static_argnums=2)
+    t0 = time.perf_counter()
+    state, m = fn(state, data, steps)
+    jax.block_until_ready(m)
+    t1 = time.perf_counter()
+    state, m = fn(state, data, steps)
+    jax.block_until_ready(m)
+    t2 = time.perf_counter()
+    step = (t2 - t1) / steps
+    return max(t1 - t0 - (t2 - t1), 0.0), step
+
+
+def estimate_by_measuring(c: Campaign, row: Row) -> Estimate:
+    cfg = c.config(row)
+    compile_s, step_s = measure_step(cfg)
+    t = cfg.train
+    evals = math.ceil(t.max_steps / t.eval_interval)
+    per_run = t.max_steps * step_s + evals * 2 * t.eval_batches * step_s / 3  # forward ~ 1/3
+    programs = 3 if c.experiment.audit else 2  # training, evaluation (and the audit's)
+    return Estimate(
+        {r.name: per_run for r in c.rows},
+        programs * compile_s,
+        f"measured on {row.name}: {step_s * 1e3:.1f} ms/step, compile {compile_s:.1f} s",
+    )
+
+
+def _minutes(s: float) -> str:
+    return f"{s / 60:.1f} min" if s >= 60 else f"{s:.0f} s"
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class CampaignResult:
+    trained: list[tuple[str, int]]  # (row, seed) whose record this call wrote
+    left: list[tuple[str, int]]  # planned runs still without a record
+    table: Path | None
+    stopped: str | None = None  # why it stopped early: "budget" or "sigterm"
+
+
+def run_campaign(
+    c: Campaign,
+    *,
+    strategy: str = "auto",
+    budget_s: float | None = None,
+    work_dir: str | Path | None = None,
+    progress: bool = True,
+    command: str | None = None,
+    continue_args: Sequence[str] = (),
+    estimate: Estimate | None = None,
+    log: Callable[[str], None] = print,
+) -> CampaignResult:
+    """Train every planned (row, seed) without a record, one sweep per row, then render.
+
+    budget_s: stop at a run boundary: before a row group whose estimate does not fit in what is
+    left, train the first seeds of it that fit (then stop), or stop. estimate: seconds per run
+    (default: from this campaign's records on this machine, else measured on the first missing
+    row). continue_args: extra options of the printed command to continue."""
+    from mope_jax.train import environment
+
+    t_start = time.monotonic()
+    plans = plan(c)
+    log(format_plan(c, plans))
+    msg = stale_message(c, plans)
+    if msg:
+        raise CampaignError(msg)
+    groups = [(p.row, list(p.missing)) for p in plans if p.missing]
+    work = Path(work_dir) if work_dir is not None else c.root / "runs" / "campaigns"
+    work = work / c.experiment.name / c.scale.name
+    command = command or c.command(continue_args)
+    trained: list[tuple[str, int]] = []
+    stopped = None
+    if not groups:
+        log("nothing to train: every planned run has its record")
+    else:
+        env = environment()
+        if estimate is None:
+            estimate = estimate_from_records(c, env) or estimate_by_measuring(c, groups[0][0])
+        total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)
+        log(f"ETA ~{_minutes(total)} for {sum(len(s) for _, s in groups)} runs ({estimate.source})")
+        for row, seeds in groups:
+            if budget_s is not None:
+                left_s = budget_s - (time.monotonic() - t_start)
+                k = len(seeds)
+                while k and estimate.seconds(row.name, k) > left_s:
+                    k -= 1
+                if k < len(seeds):
+                    stopped = "budget"
+                    if k == 0:
+                        log(
+                            f"budget: {row.name} seeds {_seeds_text(seeds)} need "
+                            f"~{_minutes(estimate.seconds(row.name, len(seeds)))}, "
+                            f"{_minutes(max(left_s, 0))} left; stopping before it"
+                        )
+                        break
+                    log(
+                        f"budget: {_minutes(max(left_s, 0))} left, enough for {k} of the "
+                        f"{len(seeds)} missing seeds of {row.name}; training those, then stopping"
+                    )
+                    seeds = seeds[:k]
+            done = _train_group(c, row, seeds, work, strategy, progress, command, log)
+            if done is None:
+                stopped = "sigterm"
+                break
+            trained += [(row.name, s) for s in done]
+            if stopped:
+                break
+    left = [(p.row.name, s) for p in plans for s in p.missing if (p.row.name, s) not in trained]
+    if left:
+        by_row: dict[str, list[int]] = {}
+        for r, s in left:
+            by_row.setdefault(r, []).append(s)
+        log(
+            f"left: {len(left)} runs ("
+            + "; ".join(f"{r}: seeds {_seeds_text(s)}" for r, s in by_row.items())
+            + f"); continue with: {c.command(continue_args)}"
+        )
+    table = write_table(c)
+    log(f"table: {_rel(table, c.root)}")
+    return CampaignResult(trained, left, table, stopped)
+
+
+def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[int] | None:
+    """One sweep over ``seeds`` of ``row``, one record per seed; None if SIGTERM stopped it."""
+    import jax
+    import numpy as np
+
+    from mope_jax.analysis import spectra
+    from mope_jax.rundir import atomic_write_text
+    from mope_jax.sweep import sweep
+
+    cfg = c.config(row)
+    run_dir = work / row.name / ("seeds-" + "-".join(str(s) for s in seeds))
+    log(
+        f"{display(row, declared_causal(c.experiment, c.scale, row))}: training seeds "
+        f"{_seeds_text(seeds)} in {_rel(run_dir, c.root)}"
+    )
+    t0 = time.perf_counter()
+    res = sweep(cfg, seeds, run_dir, strategy=strategy, progress=progress, log=log)
+    if res.interrupted:
+        log(f"stopped; run the same command again to resume {row.name} from {run_dir}")
+        return None
+    _, corpus = c.prepared(row)
+    extras = []
+    for r, seed in enumerate(seeds):
+        state = jax.tree_util.tree_map(lambda x: np.asarray(x)[r], res.states)
+        run_cfg = dataclasses.replace(res.cfg, train=dataclasses.replace(res.cfg.train, seed=seed))
+        extra = {"summary": _jsonable(spectra.eval_summary(run_cfg, state))}
+        if c.experiment.audit:
+            from mope_jax.analysis.causality import audit_model
+
+            extra["audit"] = _jsonable(audit_model(res.cfg.model, state.params).to_dict())
+        extras.append(extra)
+    wall = time.perf_counter() - t0
+    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for r, seed in enumerate(seeds):
+        rec = dict(res.records[r])
+        rec.update(extras[r])
+        rec.update(
+            row=row.name,
+            experiment=c.experiment.name,
+            scale=c.scale.name,
+            command=command,
+            date_utc=date,
+            corpus=_corpus_id(corpus.meta),
+            campaign={"group_seeds": list(seeds), "group_wall_s": wall, "strategy": res.strategy},
+        )
+        path = c.record_path(row.name, seed)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
+        metric = rec.get(c.experiment.metric)
+        log(f"  {row.name} seed {seed}: {c.experiment.metric} {_f(metric)}")
+    log(f"  {row.name}: {len(seeds)} runs in {wall:.0f} s")
+    return list(seeds)
+
+
+def _jsonable(x):
+    import numpy as np
+
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def write_table(c: Campaign) -> Path:
+    from mope_jax.rundir import atomic_write_text
+
+    path = c.results_dir / "table.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, render_campaign(c.experiment, c.scale, read_records(c.records_dir)))
+    return path
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def by_row(records: list[dict]) -> dict[str, list[dict]]:
+    """Records grouped by row, each list sorted by seed."""
+    out: dict[str, list[dict]] = {}
+    for r in sorted(records, key=lambda r: (r["row"], int(r["seed"]))):
+        out.setdefault(r["row"], []).append(r)
+    return out
+
+
+def _f(x, nd: int = 4, sign: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:+.{nd}f}" if sign else f"{x:.{nd}f}"
+
+
+def _p(p: float) -> str:
+    if p is None or math.isnan(p):
+        return "n/a"
+    return f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"
+
+
+def _ci(lo: float, hi: float, sign: bool = False) -> str:
+    if math.isnan(lo):
+        return "n/a"
+    return f"[{_f(lo, sign=sign)}, {_f(hi, sign=sign)}]"
+
+
+def paired(recs: dict[str, list[dict]], a: str, b: str, metric: str):
+    """(seeds, paired_t) of a - b over the seeds both rows have (None if no common seed)."""
+    from mope_jax.analysis.stats import paired_t
+
+    va = {int(r["seed"]): r[metric] for r in recs.get(a, []) if r.get(metric) is not None}
+    vb = {int(r["seed"]): r[metric] for r in recs.get(b, []) if r.get(metric) is not None}
+    seeds = sorted(set(va) & set(vb))
+    if not seeds:
+        return seeds, None
+    return seeds, paired_t([va[s] for s in seeds], [vb[s] for s in seeds])
+
+
+def comparison_family(experiment: Experiment) -> list[tuple[str, str]]:
+    """Every hypothesis Holm adjusts over: each row against the baseline, then the declared
+    comparisons; a pair asked twice ((a, b) or (b, a)) counts once."""
+    pairs, seen = [], set()
+    cands = [
+        (r.name, experiment.baseline) for r in experiment.rows if r.name != experiment.baseline
+    ]
+    cands += [(c.a, c.b) for c in experiment.comparisons]
+    for a, b in cands:
+        key = tuple(sorted((a, b)))
+        if key not in seen:
+            seen.add(key)
+            pairs.append((a, b))
+    return pairs
+
+
+def render_campaign(experiment: Experiment, scale: Scale | str, records: list[dict]) -> str:
+    """The campaign's table.md from its records alone (see the module docstring)."""
+    from mope_jax.analysis.stats import holm, summarize
+
+    sc = experiment.scale(scale) if isinstance(scale, str) else scale
+    metric = experiment.metric
+    rows = {r.name: r for r in experiment.rows}
+    recs = {k: v for k, v in by_row(records).items() if k in rows}
+    causal = {r.name: declared_causal(experiment, sc, r) for r in experiment.rows}
+    family = comparison_family(experiment)
+    tests = {}
+    for a, b in family:
+        tests[(a, b)] = paired(recs, a, b, metric)
+    pvals = [t.p if t is not None else float("nan") for _, t in tests.values()]
+    adjusted = dict(zip(tests, holm(pvals)))
+
+    def lookup(a, b):
+        if (a, b) in tests:
+            seeds, t = tests[(a, b)]
+            return seeds, t, adjusted[(a, b)]
+        seeds, t = tests[(b, a)]  # the same hypothesis, the other sign
+        if t is None:
+            return seeds, None, adjusted[(b, a)]
+        flipped = dataclasses.replace(t, mean=-t.mean, ci_low=-t.ci_high, ci_high=-t.ci_low, t=-t.t)
+        return seeds, flipped, adjusted[(b, a)]
+
+    n_tests = sum(1 for p in pvals if not math.isnan(p))
+    lines = [f"# {experiment.title} (scale `{sc.name}`)", ""]
+    if experiment.claim:
+        lines += [f"Claim: {experiment.claim}", ""]
+    lines += [
+        f"Campaign: `mope-jax campaign run {experiment.name} --scale {sc.name}` "
+        f"(records in `records/<row>/seed<s>.json`; re-render with "
+        f"`mope-jax report --regenerate experiments/results`).",
+        "",
+        _describe(sc, recs, experiment),
+        "",
+        f"`{metric}` per row: n seeds, mean, std (ddof 1), 95% t-interval; the paired difference "
+        f"row - `{experiment.baseline}` over the seeds both have, its 95% t-interval and paired-t "
+        f"two-sided p; Holm p adjusts over the {n_tests} comparisons of this campaign that have a "
+        "test (against the baseline and declared). NON-CAUSAL rows see future tokens: their "
+        "losses are not causal-LM losses.",
+        "",
+    ]
+    has_paper = any(r.paper is not None for r in experiment.rows)
+    head = (
+        "| row | label | causality | n | mean | std | 95% CI | "
+        f"diff vs `{experiment.baseline}` [95% CI] | p | Holm p |"
+    )
+    lines += [head + (" paper |" if has_paper else ""), "|---" * (10 + has_paper) + "|"]
+    for row in experiment.rows:
+        rs = recs.get(row.name, [])
+        vals = [r[metric] for r in rs if r.get(metric) is not None]
+        caus = _causality_cell(causal[row.name], rs, experiment.audit)
+        label = (row.label or row.variant) + ("" if causal[row.name] else " (NON-CAUSAL)")
+        cells = [f"`{row.name}`", label, caus, str(len(vals))]
+        if vals:
+            s = summarize(vals)
+            cells += [_f(s.mean), _f(s.std) if s.n > 1 else "n/a", _ci(s.ci_low, s.ci_high)]
+        else:
+            cells += ["", "", ""]
+        if row.name == experiment.baseline or not vals:
+            cells += ["", "", ""]
+        else:
+            seeds, t, hp = lookup(row.name, experiment.baseline)
+            if t is None:
+                cells += ["no common seed", "", ""]
+            else:
+                cells += [
+                    f"{_f(t.mean, sign=True)} {_ci(t.ci_low, t.ci_high, sign=True)} (n {t.n})",
+                    _p(t.p),
+                    _p(hp),
+                ]
+        if has_paper:
+            cells.append("" if row.paper is None else _f(row.paper))
+        lines.append("| " + " | ".join(cells) + " |")
+    if experiment.comparisons:
+        lines += [
+            "",
+            "## Comparisons",
+            "",
+            f"Paired `{metric}` differences a - b over the seeds both rows have "
+            "(negative: a lower).",
+            "",
+            "| a - b | what differs | n | mean [95% CI] | per seed | p | Holm p |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for comp in experiment.comparisons:
+            name = (
+                f"{display(rows[comp.a], causal[comp.a])} - {display(rows[comp.b], causal[comp.b])}"
+            )
+            seeds, t, hp = lookup(comp.a, comp.b)
+            if t is None:
+                lines.append(f"| {name} | {comp.what} | 0 |  |  |  |  |")
+                continue
+            va = {int(r["seed"]): r[metric] for r in recs[comp.a]}
+            vb = {int(r["seed"]): r[metric] for r in recs[comp.b]}
+            per = ", ".join(_f(va[s] - vb[s], sign=True) for s in seeds)
+            lines.append(
+                f"| {name} | {comp.what} | {t.n} | {_f(t.mean, sign=True)} "
+                f"{_ci(t.ci_low, t.ci_high, sign=True)} | {per} | {_p(t.p)} | {_p(hp)} |"
+            )
+    for section in experiment.sections:
+        text = section(experiment, sc, [r for r in records if r.get("row") in rows]).strip()
+        if text:
+            lines += ["", text]
+    lines += ["", _provenance(records)]
+    return "\n".join(lines) + "\n"
+
+
+def _causality_cell(causal: bool, rs: list[dict], audited: bool) -> str:
+    cell = "declared causal" if causal else "**NON-CAUSAL**"
+    audits = [r["audit"] for r in rs if r.get("audit")]
+    if audited and audits:
+        leaks = sum(1 for a in audits if not a["causal"])
+        worst = max(float(a["leak_rel"]) for a in audits)
+        verdict = "causal" if not leaks else f"LEAKS ({leaks}/{len(audits)} seeds)"
+        cell += f"; audit: {verdict}, max rel. leak {worst:.1e}"
+    return cell
+
+
+def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) -> str:
+    """The scale in one sentence, from the declaration and the records' data (no paths)."""
+    from mope_jax.config import ModelConfig, TrainConfig
+
+    m, t = ModelConfig(**sc.model), TrainConfig(**sc.train)
+    text = (
+        f"Scale `{sc.name}`: T={m.block_size}, E={m.n_embd}, {m.n_layer} layers x {m.n_head} "
+        f"heads, dropout {m.dropout}; {t.max_steps} steps x {t.batch_size} windows, AdamW lr "
+        f"{t.lr:g} (warmup {t.warmup_steps}, cosine), weight decay {t.weight_decay:g}; "
+        f"{t.eval_batches} eval batches per split; {sc.seeds} seeds planned."
+    )
+    any_rec = next((rs[0] for rs in recs.values() if rs), None)
+    if any_rec is not None:
+        d = any_rec.get("config", {}).get("data", {})
+        src = d.get("source", "?")
+        what = f"`{Path(d['path']).name}`" if src == "text" and d.get("path") else src
+        sha = (any_rec.get("corpus") or {}).get("sha256")
+        text += f" Data: {what}" + (f" (sha256 {sha[:12]})" if sha else "") + "."
+    return text
+
+
+def _provenance(records: list[dict]) -> str:
+    """The only part of the table that depends on where and when the runs were made."""
+    if not records:
+        return "## Provenance\n\nNo records yet."
+    env = [r.get("env") or {} for r in records]
+    machines = sorted(
+        {
+            f"{e.get('processor', '?')}, {e.get('cpu_count', '?')} CPUs, "
+            f"{e.get('backend', '?')} ({e.get('device', '?')})"
+            for e in env
+        }
+    )
+    commits = sorted({str(e.get("git_commit", "unknown")) for e in env})
+    dates = sorted(str(r.get("date_utc", "?")) for r in records)
+    commands = sorted({str(r.get("command", "?")) for r in records})
+    train_s = sum(float(r.get("train_seconds") or 0.0) / _group_size(r) for r in records)
+    wall_s = sum(
+        float((r.get("campaign") or {}).get("group_wall_s") or 0.0) / _group_size(r)
+        for r in records
+    )
+    return "\n".join(
+        [
+            "## Provenance",
+            "",
+            f"- records: {len(records)}",
+            f"- machines: {'; '.join(machines)}",
+            f"- commits: {', '.join(commits)}",
+            f"- dates (UTC): {dates[0]} to {dates[-1]}",
+            f"- training: {train_s:.0f} s; with compilation, evaluation and audit: {wall_s:.0f} s",
+            f"- commands: {'; '.join(f'`{c}`' for c in commands)}",
+        ]
+    )
+
+
+def _group_size(rec: dict) -> int:
+    """Seeds trained in the record's program: its train_seconds and wall time are theirs."""
+    return max(1, len((rec.get("campaign") or {}).get("group_seeds") or [None]))
+
+
+def above_provenance(text: str) -> str:
+    """The part of a rendered table that must not depend on how the campaign was run."""
+    return text.split("\n## Provenance", 1)[0]

@@ -1,0 +1,382 @@
+"""Campaigns (mope_jax.campaign, `mope-jax campaign`): plan and status, training only what has
+no record, stale records refused, the budget stop, the table as a pure function of the
+records, and the acceptance test: a campaign killed with SIGKILL, continued from its committed
+records in a fresh clone, renders the same table as an uninterrupted one, bitwise.
+
+The tiny experiment lives in a tmp repository root (``experiments/__init__.py`` +
+``experiments/tiny.py``): synthetic block data, 1 layer, E=16, T=16, 12 steps, 2 rows x 2
+seeds. Campaign runs that train go through the CLI in subprocesses sharing one persistent JAX
+compilation cache (the same programs compile once per test session; a cached executable is
+the program a fresh compile would give, so bitwise claims are unaffected).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mope_jax import campaign
+from mope_jax.analysis.report import regenerate
+from mope_jax.cli import main
+from mope_jax.errors import CampaignError
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY = """
+from mope_jax.campaign import Comparison, Experiment, Row, Scale
+
+EXPERIMENT = Experiment(
+    name="tiny",
+    title="Tiny campaign",
+    rows=(
+        Row("base", "learned", label="learned table"),
+        Row("fast", "learned", overrides=("train.lr=2e-2",), label="larger lr"),
+    ),
+    scales=(
+        Scale(
+            "t",
+            model=dict(block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0),
+            train=dict(batch_size=4, max_steps=12, lr=1e-2, warmup_steps=2, eval_interval=6,
+                       eval_batches=2, log_interval=6, checkpoint_interval=6),
+            seeds=2,
+        ),
+    ),
+    baseline="base",
+    comparisons=(Comparison("fast", "base", "lr 2e-2 instead of 1e-2"),),
+    claim="a tiny test",
+    audit=AUDIT,
+    data=dict(source="blocks", num_tokens=3000),
+)
+"""
+
+
+def make_root(path: Path, audit: bool = True) -> Path:
+    (path / "experiments").mkdir(parents=True, exist_ok=True)
+    (path / "experiments" / "__init__.py").write_text("")
+    (path / "experiments" / "tiny.py").write_text(TINY.replace("AUDIT", str(audit)))
+    return path
+
+
+def records_dir(root: Path) -> Path:
+    return root / "experiments" / "results" / "tiny" / "t" / "records"
+
+
+def record_files(root: Path) -> list[Path]:
+    return sorted(records_dir(root).glob("*/seed*.json"))
+
+
+@pytest.fixture(scope="session")
+def env(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("jax-cache")
+    return os.environ | {
+        "JAX_COMPILATION_CACHE_DIR": str(cache),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
+
+def cli(env, root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "mope_jax", "campaign", *args, "--root", str(root)]
+    if args[0] == "run":
+        cmd.append("--no-progress")
+    out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    if check:
+        assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def done(tmp_path_factory, env) -> Path:
+    """An uninterrupted campaign (both rows, both seeds, strategy map)."""
+    root = make_root(tmp_path_factory.mktemp("done"))
+    out = cli(env, root, "run", "tiny", "--scale", "t", "--strategy", "map")
+    assert "training seeds 0, 1" in out.stdout and len(record_files(root)) == 4
+    return root
+
+
+# --------------------------------------------------------------------------- no training
+
+
+def test_plan_status_and_bad_input(tmp_path, capsys):
+    root = make_root(tmp_path / "repo")
+    assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "base  done 0/2, missing seeds 0, 1" in out
+    assert "total: 0 of 4 runs done, 4 missing" in out
+    c = campaign.Campaign.open("tiny", "t", root, rows=["fast"], seeds=3)
+    (p,) = campaign.plan(c)
+    assert p.missing == (0, 1, 2) and p.done == () and p.declared_causal
+    assert c.config(p.row).train.lr == 2e-2  # the row's override
+    cases = [
+        (["status", "nope", "--root", str(root)], "unknown experiment 'nope'; the campaigns in"),
+        (["status", "tiny", "--scale", "big", "--root", str(root)], "no scale 'big'"),
+        (["run", "tiny", "--scale", "t", "--rows", "base,x", "--root", str(root)], "no row 'x'"),
+        (["status", "tiny", "--root", str(tmp_path)], "has no experiments/__init__.py"),
+        (["run", "tiny", "--root", str(root)], "campaign run needs --scale"),
+    ]
+    for args, msg in cases:
+        assert main(["campaign", *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ") and msg in err[0], err
+
+
+def test_noncausal_rows_are_allowed_and_labelled():
+    exp = campaign.Experiment(
+        name="x",
+        title="x",
+        rows=(campaign.Row("b", "learned"), campaign.Row("g", "a-ega1")),
+        scales=(campaign.Scale("s", dict(block_size=16, n_layer=1, n_head=2, n_embd=16), {}, 2),),
+        baseline="b",
+    )
+    sc = exp.scale("s")
+    cfg = campaign.row_config(exp, sc, exp.row("g"))
+    assert cfg.train.allow_noncausal and not campaign.declared_causal(exp, sc, exp.row("g"))
+    assert not campaign.row_config(exp, sc, exp.row("b")).train.allow_noncausal
+    text = campaign.render_campaign(exp, "s", [])
+    assert "| `g` | a-ega1 (NON-CAUSAL) | **NON-CAUSAL** | 0 |" in text
+    with pytest.raises(CampaignError, match="baseline 'z' is not one of its rows"):
+        campaign.Experiment("x", "x", exp.rows, exp.scales, baseline="z")
+
+
+def fake_records(values: dict[str, list[float | None]]) -> list[dict]:
+    recs = []
+    for i, (row, vals) in enumerate(values.items()):
+        for seed, v in enumerate(vals):
+            if v is None:
+                continue
+            recs.append(
+                {
+                    "row": row,
+                    "seed": seed,
+                    "final_val_loss": v,
+                    "config": {"data": {"source": "blocks"}},
+                    "env": {"processor": "p", "cpu_count": 2, "backend": "cpu", "git_commit": "c"},
+                    "date_utc": f"2026-01-0{i + 1}T00:00:00Z",
+                    "command": "mope-jax campaign run x --scale s",
+                    "train_seconds": 1.0,
+                }
+            )
+    return recs
+
+
+def test_render_is_a_pure_function_of_the_records():
+    """Same records (in any order, made anywhere, any time) -> the same text above Provenance;
+    the paired-t p and Holm p are the independently computed ones."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    exp = campaign.Experiment(
+        name="x",
+        title="X",
+        rows=(
+            campaign.Row("b", "learned"),
+            campaign.Row("r", "rope"),
+            campaign.Row("n", "nope"),
+            campaign.Row("g", "a-ega1"),
+        ),
+        scales=(campaign.Scale("s", dict(block_size=16, n_layer=1, n_head=2, n_embd=16), {}, 4),),
+        baseline="b",
+        comparisons=(
+            campaign.Comparison("r", "n", "rope vs none"),
+            campaign.Comparison("b", "r", "asked twice: the same hypothesis as r - b"),
+        ),
+    )
+    vals = {
+        "b": [2.0, 2.1, 2.05, 2.2],
+        "r": [1.9, 2.05, 1.97, 2.08],
+        "n": [2.3, 2.31, 2.5, None],  # seed 3 missing: paired over seeds 0-2
+        "g": [1.5, 1.52, 1.49, 1.55],
+    }
+    recs = fake_records(vals)
+    text = campaign.render_campaign(exp, "s", recs)
+    assert text == campaign.render_campaign(exp, exp.scale("s"), list(reversed(recs)))
+    moved = [r | {"env": {"processor": "q"}, "date_utc": "2030-01-01T00:00:00Z"} for r in recs]
+    other = campaign.render_campaign(exp, "s", moved)
+    assert other != text
+    assert campaign.above_provenance(other) == campaign.above_provenance(text)
+    # independent: scipy's paired t-test, Holm by hand over the 4 distinct hypotheses
+    fam = {
+        ("r", "b"): scipy_stats.ttest_rel(vals["r"], vals["b"]).pvalue,
+        ("n", "b"): scipy_stats.ttest_rel(vals["n"][:3], vals["b"][:3]).pvalue,
+        ("g", "b"): scipy_stats.ttest_rel(vals["g"], vals["b"]).pvalue,
+        ("r", "n"): scipy_stats.ttest_rel(vals["r"][:3], vals["n"][:3]).pvalue,
+    }
+    order = sorted(fam, key=fam.get)
+    holm, running = {}, 0.0
+    for k, key in enumerate(order):
+        running = max(running, min(1.0, (len(fam) - k) * fam[key]))
+        holm[key] = running
+    fmt = lambda p: f"{p:.1e}" if p < 1e-3 else f"{p:.3f}"  # noqa: E731
+    lines = text.splitlines()
+    for (a, b), p in fam.items():
+        if b == "b":
+            (line,) = [x for x in lines if x.startswith(f"| `{a}` |")]
+            cells = [c.strip() for c in line.split("|")]
+            assert cells[9:11] == [fmt(p), fmt(holm[(a, b)])], line
+            d = [x - y for x, y in zip(vals[a], vals[b]) if x is not None]
+            assert cells[8].startswith(f"{sum(d) / len(d):+.4f} [")
+    (line,) = [x for x in lines if x.startswith("| r - n |")]
+    assert line.split("|")[-3].strip() == fmt(fam[("r", "n")])
+    assert line.split("|")[-2].strip() == fmt(holm[("r", "n")])
+    (line,) = [x for x in lines if x.startswith("| b - r |")]  # the flipped pair: same p
+    assert line.split("|")[-2].strip() == fmt(holm[("r", "b")])
+    assert "Holm p adjusts over the 4 comparisons" in text
+    assert "| `g` | a-ega1 (NON-CAUSAL) | **NON-CAUSAL** | 4 |" in text
+    assert "| `n` | nope | declared causal | 3 | 2.3700 |" in text
+    assert f"| `b` | learned | declared causal | 4 | {2.0875:.4f} |" in text
+    assert "- records: 15" in text and "- dates (UTC): 2026-01-01T00:00:00Z to 2026-01-04" in text
+
+
+def test_budget_stop_at_a_run_boundary(tmp_path, capsys):
+    """With an estimate of 1000 s per run and 1500 s of budget, the first row's group of two
+    does not fit: its first seed does, is trained alone, and the campaign stops there."""
+    root = make_root(tmp_path / "repo", audit=False)
+    c = campaign.Campaign.open("tiny", "t", root)
+    est = campaign.Estimate({"base": 1000.0, "fast": 1000.0}, 0.0, "test")
+    res = campaign.run_campaign(c, budget_s=1500, estimate=est, progress=False, strategy="map")
+    out = capsys.readouterr().out
+    assert res.trained == [("base", 0)] and res.stopped == "budget"
+    assert res.left == [("base", 1), ("fast", 0), ("fast", 1)]
+    assert [p.name for p in record_files(root)] == ["seed0.json"]
+    assert "enough for 1 of the 2 missing seeds of base" in out
+    assert "left: 3 runs (base: seeds 1; fast: seeds 0, 1); continue with: " in out
+    assert "mope-jax campaign run tiny --scale t" in out
+    rec = json.loads(campaign.Campaign.open("tiny", "t", root).record_path("base", 0).read_text())
+    assert rec["row"] == "base" and rec["campaign"]["group_seeds"] == [0] and "audit" not in rec
+    # nothing fits: stop before the next group, train nothing
+    res = campaign.run_campaign(c, budget_s=900, estimate=est, progress=False)
+    assert res.trained == [] and res.stopped == "budget"
+    assert "stopping before it" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- with training
+
+
+@pytest.mark.slow
+def test_second_run_trains_nothing_and_status_counts(done, capsys):
+    before = {p: p.read_bytes() for p in record_files(done)}
+    table = (done / "experiments/results/tiny/t/table.md").read_text()
+    assert main(["campaign", "run", "tiny", "--scale", "t", "--root", str(done)]) == 0
+    out = capsys.readouterr().out
+    assert "nothing to train" in out and "total: 4 of 4 runs done, 0 missing" in out
+    assert {p: p.read_bytes() for p in record_files(done)} == before
+    assert (done / "experiments/results/tiny/t/table.md").read_text() == table
+    rec = json.loads(campaign.Campaign.open("tiny", "t", done).record_path("fast", 1).read_text())
+    for key in ("final_val_loss", "curve", "tokens_per_s", "train_seconds", "num_params", "env"):
+        assert key in rec
+    assert (rec["row"], rec["experiment"], rec["scale"], rec["seed"]) == ("fast", "tiny", "t", 1)
+    assert rec["config"]["train"]["lr"] == 2e-2 and rec["config"]["train"]["seed"] == 1
+    assert rec["audit"]["causal"] and rec["causality"]["declared_causal"]
+    assert rec["command"] == "mope-jax campaign run tiny --scale t --strategy map"
+    assert "declared causal; audit: causal, max rel. leak" in table
+
+
+@pytest.mark.slow
+def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):
+    root = make_root(tmp_path / "repo")
+    shutil.copytree(done / "experiments" / "results", root / "experiments" / "results")
+    path = records_dir(root) / "base" / "seed1.json"
+    rec = json.loads(path.read_text())
+    rec["config"]["model"]["n_embd"] = 32
+    path.write_text(json.dumps(rec))
+    assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "STALE seed 1 (model.n_embd: 32 -> 16)" in out and "1 stale" in out
+    assert main(["campaign", "run", "tiny", "--scale", "t", "--root", str(root)]) == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert "base/seed1.json was made with another config" in err
+    assert "model.n_embd: 32 -> 16" in err and "delete the stale records or restore" in err
+
+
+@pytest.mark.slow
+def test_regenerate_rerenders_campaign_tables(done, tmp_path, capsys):
+    root = tmp_path / "repo"
+    shutil.copytree(done / "experiments", root / "experiments")
+    results = root / "experiments" / "results"
+    table = results / "tiny" / "t" / "table.md"
+    good = table.read_text()
+    assert regenerate([results], check=True) == []
+    table.write_text(good.replace("| `base` |", "| `base` (typed) |"))
+    assert main(["report", "--regenerate", "--check", str(results)]) == 1
+    assert "table.md differs" in capsys.readouterr().out
+    assert main(["report", "--regenerate", str(results / "tiny")]) == 0
+    assert table.read_text() == good
+
+
+@pytest.mark.slow
+def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path, env):
+    """SIGKILL mid-campaign (some records written, not all); a fresh clone holding only the
+    committed records continues with --strategy map, another with sequential, and the killed
+    root itself (with its local checkpoints) too: each trains only the missing runs, and the
+    table above Provenance equals the uninterrupted one."""
+    killed = make_root(tmp_path / "killed")
+    cmd = [sys.executable, "-m", "mope_jax", "campaign", "run", "tiny", "--scale", "t"]
+    cmd += ["--root", str(killed), "--no-progress", "--strategy", "map"]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 240
+    while not record_files(killed) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    have = record_files(killed)
+    assert 1 <= len(have) < 4, f"the kill did not land mid-campaign: {have}"
+    complete = {p.parent.name for p in have if len(list(p.parent.glob("seed*.json"))) == 2}
+    reference = (done / "experiments/results/tiny/t/table.md").read_text()
+    for strategy in ("map", "sequential", "same machine"):
+        if strategy == "same machine":  # the killed root itself: its local checkpoints resume
+            clone, strategy = killed, "map"
+        else:
+            clone = make_root(tmp_path / f"clone-{strategy}")
+            shutil.copytree(records_dir(killed), records_dir(clone))
+        committed = {p.relative_to(clone): p.read_bytes() for p in record_files(clone)}
+        status = cli(env, clone, "status", "tiny").stdout
+        assert f"{4 - len(have)} missing" in status
+        out = cli(env, clone, "run", "tiny", "--scale", "t", "--strategy", strategy).stdout
+        assert len(record_files(clone)) == 4
+        for rel, data in committed.items():  # the committed records were not retrained
+            assert (clone / rel).read_bytes() == data
+        assert out.count("training seeds") == 2 - len(complete)  # one program per missing row
+        table = (clone / "experiments/results/tiny/t/table.md").read_text()
+        assert campaign.above_provenance(table) == campaign.above_provenance(reference)
+        for p in record_files(clone):  # the numbers, bitwise
+            a = json.loads(p.read_text())
+            b = json.loads((done / p.relative_to(clone)).read_text())
+            assert a["final_val_loss"] == b["final_val_loss"] and a["curve"] == b["curve"]
+            assert a["audit"]["leak"] == b["audit"]["leak"] or math.isnan(a["audit"]["leak"])
+
+
+def test_paper_a_is_declared_as_a_campaign():
+    """experiments/paper_a.py: ten rows, smoke and cpu as the earlier script ran them, mid,
+    the EGA/MOPE pairs, audited; its committed smoke table is what its records render, with the
+    learned MOPE spectra from the records' summaries."""
+    exp = campaign.load_experiment("paper_a", REPO)
+    assert len(exp.rows) == 10 and exp.baseline == "a-baseline" and exp.audit
+    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference"]
+    smoke, cpu, mid = exp.scale("smoke"), exp.scale("cpu"), exp.scale("mid")
+    assert cpu.model == dict(block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0)
+    assert cpu.train == dict(
+        batch_size=16, max_steps=300, lr=2e-3, warmup_steps=30, eval_batches=20,
+        eval_interval=300, checkpoint_interval=300, log_interval=300,
+    )  # fmt: skip
+    assert (smoke.seeds, cpu.seeds, mid.seeds) == (2, 3, 3)
+    assert mid.model == dict(block_size=128, n_layer=4, n_head=4, n_embd=128, dropout=0.0)
+    assert {k: mid.train[k] for k in ("batch_size", "max_steps", "lr", "warmup_steps")} == dict(
+        batch_size=32, max_steps=2000, lr=1e-3, warmup_steps=100
+    )
+    assert len(exp.comparisons) == 7
+    noncausal = [r.name for r in exp.rows if not campaign.declared_causal(exp, smoke, r)]
+    assert noncausal == ["a-ega1", "a-ega-morlet"]
+    results = REPO / "experiments" / "results" / "paper_a" / "smoke"
+    records = campaign.read_records(results / "records")
+    text = campaign.render_campaign(exp, "smoke", records)
+    assert text == (results / "table.md").read_text()
+    assert "## Learned MOPE spectra" in text and "| `a-mope` | 2 |" in text

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as _dt
 import importlib
 import json
 import math
@@ -48,6 +47,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from mope_jax.errors import CampaignError
+from mope_jax.provenance import jsonable as _jsonable
+from mope_jax.provenance import utc_now
 
 RESULTS = ("experiments", "results")
 RECORD_RE = re.compile(r"^seed(\d+)\.json$")
@@ -105,6 +106,9 @@ class Experiment:
     ``<root>/../shared/data/tinyshakespeare/input.txt`` (``--corpus PATH`` replaces it).
     sections: pure renderers ``fn(experiment, scale, records) -> markdown`` appended after the
     tables (records: every record of the scale, as :func:`read_records` returns them).
+    analyze: a bespoke measurement of each trained run, ``fn(cfg, state, corpus) -> dict``
+    (JSON values; cfg has the corpus vocabulary, state is that seed's TrainState with numpy
+    leaves), stored in the record as ``analysis`` for the sections to render.
     """
 
     name: str
@@ -118,6 +122,7 @@ class Experiment:
     metric: str = "final_val_loss"
     sections: tuple[Section, ...] = ()
     data: dict | None = None
+    analyze: Callable | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "rows", tuple(self.rows))
@@ -643,7 +648,7 @@ def run_campaign(
     left, train the first seeds of it that fit (then stop), or stop. estimate: seconds per run
     (default: from this campaign's records on this machine, else measured on the first missing
     row). continue_args: extra options of the printed command to continue."""
-    from mope_jax.train import environment
+    from mope_jax.provenance import environment
 
     t_start = time.monotonic()
     plans = plan(c)
@@ -737,9 +742,11 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
             from mope_jax.analysis.causality import audit_model
 
             extra["audit"] = _jsonable(audit_model(res.cfg.model, state.params).to_dict())
+        if c.experiment.analyze is not None:
+            extra["analysis"] = _jsonable(c.experiment.analyze(run_cfg, state, corpus))
         extras.append(extra)
     wall = time.perf_counter() - t0
-    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    date = utc_now()
     for r, seed in enumerate(seeds):
         rec = dict(res.records[r])
         rec.update(extras[r])
@@ -759,20 +766,6 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         log(f"  {row.name} seed {seed}: {c.experiment.metric} {_f(metric)}")
     log(f"  {row.name}: {len(seeds)} runs in {wall:.0f} s")
     return list(seeds)
-
-
-def _jsonable(x):
-    import numpy as np
-
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, np.generic):
-        return x.item()
-    return x
 
 
 def write_table(c: Campaign) -> Path:

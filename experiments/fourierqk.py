@@ -1,12 +1,15 @@
-"""Paper C (FourierQK): spectral Q/K filters, causal and not, with every row audited.
+"""Paper C (FourierQK) as a campaign: spectral Q/K filters, causal and not, every run audited.
 
-Command:  nice -n 5 python experiments/fourierqk.py --scale cpu --data /work/shared/data/tinyshakespeare/input.txt
-          (smoke: ~30 s per row under load, used by tests/test_fourierqk_experiment.py; cpu: 17.6 min
-          measured on a 2-core CPU shared with other jobs, 17 rows x 3 seeds, ~20-150 s per row;
-          use --seeds 2 to save a third; reference: paper C's recipe, for a GPU/TPU)
-Writes:   experiments/results/fourierqk/fourierqk_<scale>[_<tag>].{json,md}   (--out, --tag to change)
-Extra rows (not in the default table): --rows learned,mexhat-window-qk,xcorr-qk --tag extra
-          (``mexhat-window-qk`` was called ``mexhat-qk`` when fourierqk_cpu_extra.json was recorded)
+Command:  mope-jax campaign run fourierqk --scale cpu --rows learned,fourier-qk,...
+          [--budget-minutes M]
+          (status: mope-jax campaign status fourierqk --scale S; ``python experiments/fourierqk.py
+          --scale S`` is an alias of the run command). Every declared row is planned; the
+          committed cpu table of the single-script version used ``DEFAULT_ROWS``.
+Writes:   experiments/results/fourierqk/<scale>/records/<row>/seed<s>.json and table.md
+Runtime per run: smoke ~10-30 s (2-core CPU under load); cpu ~20-150 s per row of 3 seeds as
+measured by the single-script version (17 rows x 3 seeds: 17.6 min on a shared 2-core CPU);
+mid (T=256, 4 x 128, 2000 steps: ``experiments.paper_a.MID`` plus paper C's recipe) ~13 min
+per run on 2 cores (measured on paper A's baseline at mid: 366 ms/step); reference: a GPU/TPU.
 Claim (paper C, reference scale): val loss baseline 1.474, Random-QK 1.031, Fourier-QK 0.608,
 MultiFourier-QK 0.309 (0.236 +- 0.019 over seeds); causal time-domain kernels do not beat the
 baseline; learned MultiFourier periods ~49/27/10/6 tokens.
@@ -16,50 +19,42 @@ on their paired difference to the baseline.
 
 Rows: baseline (learned PE), Random-QK, Fourier-QK, MultiFourier-QK (bilateral FFT, NON-CAUSAL,
 trained with train.allow_noncausal=true), the causal Gaussian / Mexican-hat / complex Morlet
-kernels (learned scale per head; computed with ``conv_impl`` = toeplitz here, which equals the
+kernels (learned scale per head; ``conv_impl`` = toeplitz at cpu scale, equal to the
 zero-padded FFT to float tolerance, see tests/test_spectral.py), the same Gaussian kernel by an
-UNPADDED FFT (circular: the declared-non-causal foil) and FNet (NON-CAUSAL).
+UNPADDED FFT (circular: the declared-non-causal foil), FNet (NON-CAUSAL), the fixed-bin ladder
+of DESIGN.md section 5 and the other authors' definitions (issue 12).
 
 Protocol: TinyShakespeare char level (first 90% train / last 10% val). Each row is paper C's
-recipe (untied head, 2-D-only weight decay, no decay on log_center/log_scale; warmup scaled
-down) at the scale's model size; seeds 0..R-1 are trained as one vmapped program per row and
-seed s draws the same batches in every row, so differences to the baseline are paired. Each
-(row, seed) equals ``mope-jax train --preset <scale> --variant <v> train.seed=s`` with this
-script's overrides. Reported per row: val loss at the last step (``eval_batches`` random
-windows) mean +- std, 95% t-interval, paired difference to the baseline with its 95%
-t-interval, best val over evals (paper C reports best-over-evals); on seed 0: the shuffled
-validation gap (one global permutation of the val characters, ``num_windows`` fixed windows),
-the causality audit of the trained parameters (``audit_model``), the learned periods T / f
-(tokens) or kernel scales a (tokens), EMD periods of the layer-0 filtered queries. For the
-bilateral rows also the eval-time phase surrogates (pct_phase = 100 (L_surrogate - L_filter) /
-(L_baseline - L_filter)) and the metric-distortion controls (random rotation / projection in
+recipe (untied head, 2-D-only weight decay, no decay on log_center/log_scale) at the scale's
+model size; the seeds of a row train as one ``sweep`` program and seed s draws the same
+batches in every row, so differences to the baseline are paired. Reported per row (by
+``mope_jax.campaign.render_campaign``): final val loss mean, std, 95% t-interval, the paired
+difference to the baseline with paired-t and Holm p, the audit of every seed's trained
+parameters; and by this module's sections, from each seed's ``analysis`` (``analyze``): best
+val over evals (paper C reports best-over-evals), the shuffled validation gap (one global
+permutation of the val characters, fixed windows), the learned periods T / f (tokens) or
+kernel scales a (tokens), EMD periods of the layer-0 filtered queries; for the learned
+bilateral rows also the eval-time phase surrogates (pct_phase = 100 (L_surrogate - L_filter)
+/ (L_baseline - L_filter)) and the metric-distortion controls (random rotation / projection in
 place of the DFT, same trained windows).
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import datetime
-import json
 import sys
-import time
 from pathlib import Path
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
+from experiments.paper_a import MID
 from mope_jax.analysis import diagnostics as dg
-from mope_jax.analysis.causality import audit_model
 from mope_jax.analysis.stats import summarize
-from mope_jax.attention import registry, spectral
-from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
+from mope_jax.attention import spectral
+from mope_jax.campaign import Experiment, Row, Scale, by_row
+from mope_jax.config import Config
 from mope_jax.presets import apply_variant, model_variants
-from mope_jax.train import environment, make_train, prepare
 
-RESULTS = Path(__file__).resolve().parent / "results" / "fourierqk"
-CORPUS = "/work/shared/data/tinyshakespeare/input.txt"
 
 ROWS = [  # (variant, label, paper's val loss or None)
     ("learned", "baseline (learned PE)", 1.474),
@@ -129,9 +124,11 @@ SCALES = {
         seeds=3,
         num_windows=128,
     ),
+    # issue 15's mid scale (experiments/paper_a.py), shared with paper A
+    "mid": dict(model=MID["model"], train=MID["train"], seeds=3, num_windows=256),
     # ModelConfig()/TrainConfig() + paper C's recipe = the reference-c preset
     "reference": dict(
-        model={}, train=dict(warmup_steps=200, eval_batches=200), seeds=3, num_windows=512
+        model={}, train=dict(warmup_steps=200, eval_batches=200), seeds=3, num_windows=256
     ),
 }
 
@@ -148,56 +145,25 @@ def _ladder_note(variant: str, t: int) -> str:
     return f" (bin {spectral.ladder_bin(model.filter_fixed_bin, t):g} at T={t})"
 
 
-def get_config(arg: str = "cpu") -> dict:
-    """The experiment at scale ``arg``: base Config, seeds, rows, eval windows."""
-    s = SCALES[arg]
-    model = ModelConfig(**(RECIPE_C["model"] | s["model"]))
-    train = TrainConfig(**(RECIPE_C["train"] | s["train"]))
-    train = dataclasses.replace(
-        train, checkpoint_interval=train.max_steps, log_interval=train.max_steps
-    )
-    data = DataConfig(source="text", path=CORPUS)
-    return {
-        "base": Config(model=model, data=data, train=train, name=f"fourierqk-{arg}"),
-        "seeds": s["seeds"],
-        "rows": list(DEFAULT_ROWS),
-        "num_windows": s["num_windows"],
-        "scale": arg,
-    }
+def num_windows(block_size: int) -> int:
+    """Fixed val windows of the diagnostics: 8 at smoke's T=32, 128 at cpu's T=64, else 256."""
+    return 8 if block_size <= 32 else 128 if block_size <= 64 else 256
 
 
-def row_config(base: Config, variant: str) -> Config:
-    cfg = apply_variant(base, variant)
-    if not registry.declared_causal(cfg.model):  # labelled NON-CAUSAL everywhere below
-        cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, allow_noncausal=True))
-    return cfg
+def is_surrogate_row(cfg: Config) -> bool:
+    """The learned bilateral rows (SURROGATE_ROWS): applying the variant changes nothing."""
+    return any(apply_variant(cfg, v).model == cfg.model for v in SURROGATE_ROWS)
 
 
-def train_row(cfg: Config, seeds: int):
-    """All seeds of one row as one vmapped program -> (cfg with vocab, corpus, params (R,...),
-    eval_val (R, n_evals), seconds)."""
-    cfg, corpus = prepare(cfg)
-    trainer = make_train(cfg)
-    keys = jnp.stack([jax.random.PRNGKey(cfg.train.seed + r) for r in range(seeds)])  # (R,2)
-    t0 = time.perf_counter()
-    state, hist = jax.jit(jax.vmap(trainer.train, in_axes=(0, None, None)))(
-        keys, jnp.asarray(corpus.train), jnp.asarray(corpus.val)
-    )
-    ev = np.asarray(hist["eval_val"], np.float64)  # (R, n_evals)
-    return cfg, corpus, state.params, ev, time.perf_counter() - t0
-
-
-def _seed(params, r: int):
-    return jax.tree_util.tree_map(lambda x: x[r], params)
-
-
-def diagnose(cfg: Config, params, corpus, num_windows: int, variant: str) -> dict:
-    """Seed-0 diagnostics: shuffled gap, audit, learned periods/scales, EMD, surrogates."""
-    m = cfg.model
+def analyze(cfg: Config, state, corpus) -> dict:
+    """Each seed's diagnostics (the record's ``analysis``): best val over evals is in the
+    record's curve; here the shuffled gap, learned periods/scales, EMD periods of the layer-0
+    filtered queries and, for the learned bilateral rows, the phase surrogates and the
+    metric-distortion controls. (The audit of the trained parameters is the campaign's.)"""
+    m, params = cfg.model, state.params
     val = np.asarray(corpus.val)
-    out = {"shuffled": dg.shuffled_gap(m, params, val, num_windows=num_windows)}
-    audit = audit_model(m, params)
-    out["audit"] = audit.to_dict()
+    n = num_windows(m.block_size)
+    out = {"shuffled": dg.shuffled_gap(m, params, val, num_windows=n)}
     out["periods"] = dg.summarize_periods(dg.learned_periods(m, params))
     out["scales"] = dg.summarize_periods(dg.learned_scales(params))
     if m.mixer == "attention":
@@ -209,12 +175,118 @@ def diagnose(cfg: Config, params, corpus, num_windows: int, variant: str) -> dic
             ]
         except ImportError as e:  # EMD-signal not installed
             out["emd_query_periods_layer0"] = str(e)
-    if variant in SURROGATE_ROWS:
-        out["phase"] = dg.phase_surrogate_losses(m, params, val, num_windows=num_windows)
+    if is_surrogate_row(cfg):
+        out["phase"] = dg.phase_surrogate_losses(m, params, val, num_windows=n)
         out["metric"] = dg.metric_distortion_losses(
-            m, params, val, num_windows=num_windows, transforms=("rotation", "projection")
+            m, params, val, num_windows=n, transforms=("rotation", "projection")
         )
     return out
+
+
+def diagnostics_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """Best val, shuffled gap and learned periods per row (mean over seeds; periods of the
+    lowest seed), then the surrogate table of the learned bilateral rows."""
+    recs = by_row(records)
+    base = [r["analysis"]["shuffled"]["val"] for r in recs.get(experiment.baseline, [])]
+    lines = [
+        "## Diagnostics",
+        "",
+        "Per row, mean over seeds: best val over evals (paper C reports best-over-evals), the "
+        "shuffled gap = loss(shuffled val) - loss(val) on fixed val windows; learned periods "
+        "T/f or kernel scales a (tokens) of the lowest seed. Ladder rows name the rung at "
+        f"T={spectral.LADDER_T}; at T={scale.model.get('block_size', 256)} the bin is scaled.",
+        "",
+        "| row | n | best val | shuffled gap | learned (lowest seed) |",
+        "|---|---|---|---|---|",
+    ]
+    for row in experiment.rows:
+        rs = [r for r in recs.get(row.name, []) if r.get("analysis")]
+        if not rs:
+            continue
+        best = np.mean([r["best_val_loss"] for r in rs])
+        gap = np.mean([r["analysis"]["shuffled"]["gap"] for r in rs])
+        note = _ladder_note(row.variant, scale.model.get("block_size", 256))
+        lines.append(
+            f"| `{row.name}`{note} | {len(rs)} | {best:.3f} | {gap:.3f} | "
+            f"{_periods_text(rs[0]['analysis'])} |"
+        )
+    bil = [
+        row.name
+        for row in experiment.rows
+        if any("phase" in (r.get("analysis") or {}) for r in recs.get(row.name, []))
+    ]
+    if bil and base:
+        lb = float(np.mean(base))
+        modes = [m for m in dg.SURROGATE_LABELS if m in recs[bil[0]][0]["analysis"]["phase"]]
+        lines += [
+            "",
+            "Eval-time phase surrogates and metric-distortion controls (mean over seeds, the "
+            f"same val windows; baseline {lb:.3f}). pct_phase = 100 (L_surrogate - L_filter) / "
+            "(L_baseline - L_filter) of the means; '-' when the filter has no gain over the "
+            "baseline. The authors' surrogates replace the phase (or rotate both q and k); ours "
+            "('add-') add a phase, which keeps the q-k cross-spectrum when shared.",
+            "",
+            "| row | n | filter | "
+            + " | ".join(dg.SURROGATE_LABELS[m] for m in modes)
+            + " | rotation R | projection P |",
+            "|---|---|---|" + "---|" * len(modes) + "---|---|",
+        ]
+        for name in bil:
+            an = [r["analysis"] for r in recs[name] if "phase" in (r.get("analysis") or {})]
+            ph = {k: float(np.mean([a["phase"][k] for a in an])) for k in an[0]["phase"]}
+            me = {k: float(np.mean([a["metric"][k] for a in an])) for k in an[0]["metric"]}
+
+            def cell(x, lf=ph["none"]):
+                p = dg.pct_phase(x, lf, lb)
+                return f"{x:.3f}" + ("" if np.isnan(p) else f" ({p:.0f}%)")
+
+            lines.append(
+                f"| `{name}` (NON-CAUSAL) | {len(an)} | {ph['none']:.3f} | "
+                + " | ".join(cell(ph[m]) for m in modes)
+                + f" | {cell(me['rotation'])} | {cell(me['projection'])} |"
+            )
+    return "\n".join(lines)
+
+
+def _scale(name: str) -> Scale:
+    s = SCALES[name]
+    train = RECIPE_C["train"] | s["train"]
+    if name in ("smoke", "cpu"):  # checkpoint and log once, as the single-script version
+        train |= dict(checkpoint_interval=train["max_steps"], log_interval=train["max_steps"])
+    return Scale(name, RECIPE_C["model"] | s["model"], train, s["seeds"])
+
+
+EXPERIMENT = Experiment(
+    name="fourierqk",
+    title="Paper C: FourierQK, spectral Q/K filters",
+    rows=tuple(Row(v, v, label=label, paper=paper) for v, label, paper in ROWS),
+    scales=tuple(_scale(n) for n in SCALES),
+    baseline="learned",
+    claim=(
+        "paper C (reference scale) reports val loss baseline 1.474, Random-QK 1.031, "
+        "Fourier-QK 0.608, MultiFourier-QK 0.309 nats/char (the `paper` column); its filters "
+        "are bilateral FFTs over the whole sequence, i.e. see the future; causal time-domain "
+        "kernels do not beat the baseline."
+    ),
+    audit=True,
+    analyze=analyze,
+    sections=(diagnostics_section,),
+)
+
+
+def main(argv=None) -> int:
+    """Alias: ``python experiments/fourierqk.py --scale S [...]`` runs
+    ``mope-jax campaign run fourierqk --scale S [...]`` in this repository."""
+    from mope_jax.cli import main as cli_main
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    root = str(Path(__file__).resolve().parents[1])
+    return cli_main(["campaign", "run", "fourierqk", "--root", root, *args])
+
+
+# --------------------------------------------------------------------------- the earlier script
+# ``results/fourierqk/fourierqk_cpu{,_extra}.json`` (made by the single-script version of this
+# experiment) name ``render`` below as their renderer.
 
 
 def _fmt_ci(s) -> str:
@@ -233,16 +305,6 @@ def _periods_text(d: dict) -> str:
     return "-"
 
 
-def write_results(result: dict, out_dir: Path, scale: str, tag: str = "") -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"fourierqk_{scale}" + (f"_{tag}" if tag else "")
-    jpath, mpath = out_dir / f"{stem}.json", out_dir / f"{stem}.md"
-    result = {"renderer": "experiments/fourierqk.py:render", **result}
-    jpath.write_text(json.dumps(result, indent=2) + "\n")
-    mpath.write_text(render(json.loads(jpath.read_text()), jpath)[mpath.name])
-    return jpath, mpath
-
-
 def render(result: dict, jpath: Path) -> dict[str, str]:
     """``fourierqk_<scale>[_<tag>].md`` from its JSON alone (``mope-jax report --regenerate``)."""
     from mope_jax.analysis.report import rendered_note
@@ -252,6 +314,11 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
     rows = result["rows"]
     base = rows.get("learned")
     env = result["env"]
+    cm, ct = result["config"]["model"], result["config"]["train"]
+
+    def verdict(row: dict) -> str:
+        return "causal" if row["diag"]["audit"]["causal"] else "LEAKS"
+
     L = [
         f"# FourierQK (paper C) at scale `{scale}`",
         "",
@@ -259,19 +326,22 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
         f"Date: {result['date']}; wall time {result['wall_s'] / 60:.1f} min  ",
         f"Machine: {env['platform']}, {env['cpu_count']} CPUs, {env['backend']} ({env['device']}); "
         f"jax {env['jax']}, flax {env['flax']}; commit {env['git_commit']}  ",
-        f"Model: T={result['config']['model']['block_size']}, E={result['config']['model']['n_embd']}, "
-        f"{result['config']['model']['n_layer']} layers x {result['config']['model']['n_head']} heads; "
-        f"{result['config']['train']['max_steps']} steps x {result['config']['train']['batch_size']} windows; "
+        f"Model: T={cm['block_size']}, E={cm['n_embd']}, "
+        f"{cm['n_layer']} layers x {cm['n_head']} heads; "
+        f"{ct['max_steps']} steps x {ct['batch_size']} windows; "
         f"seeds {result['seeds']}; TinyShakespeare char level. Raw numbers: `{jpath.name}`.",
         "",
         rendered_note(result, jpath),
         "",
-        "Val loss in nats/char at the last step (mean +- std over seeds, 95% t-interval); Delta = paired "
-        "difference to the baseline (same seeds, same batches). Gap = loss(shuffled val) - loss(val), seed 0. "
-        "Audit = measured on the seed-0 trained parameters (relative leak max_{s>t}|d out_t/d in_s| / "
+        "Val loss in nats/char at the last step (mean +- std over seeds, 95% t-interval); "
+        "Delta = paired difference to the baseline (same seeds, same batches). "
+        "Gap = loss(shuffled val) - loss(val), seed 0. "
+        "Audit = measured on the seed-0 trained parameters "
+        "(relative leak max_{s>t}|d out_t/d in_s| / "
         "max_{s<=t}|...|). NON-CAUSAL rows are not causal-LM losses.",
         "",
-        "| row | val loss | 95% CI | Delta vs baseline [95% CI] | best val | paper | shuffled gap | audit "
+        "| row | val loss | 95% CI | Delta vs baseline [95% CI] | best val | paper | "
+        "shuffled gap | audit "
         "(leak rel) | learned |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -289,12 +359,11 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
         else:
             delta = "-"
         aud = r["diag"]["audit"]
-        verdict = "causal" if aud["causal"] else "LEAKS"
         paper = "-" if r["paper"] is None else f"{r['paper']:.3f}"
         L.append(
             f"| {label} | {s.mean:.3f} +- {s.std:.3f} | {_fmt_ci(s)} | {delta} | "
             f"{np.mean(r['best_val']):.3f} | {paper} | {r['diag']['shuffled']['gap']:.3f} | "
-            f"{verdict} ({aud['leak_rel']:.1e}) | {_periods_text(r['diag'])} |"
+            f"{verdict(r)} ({aud['leak_rel']:.1e}) | {_periods_text(r['diag'])} |"
         )
     bil = [v for v in rows if "phase" in rows[v]["diag"]]
     if bil and base is not None:
@@ -315,7 +384,8 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
         L += [
             "",
             "Eval-time phase surrogates and metric-distortion controls (seed 0, the same "
-            f"{result['num_windows']} val windows; baseline {lb:.3f}). pct_phase = 100 (L_surrogate - L_filter) "
+            f"{result['num_windows']} val windows; baseline {lb:.3f}). "
+            "pct_phase = 100 (L_surrogate - L_filter) "
             "/ (L_baseline - L_filter); '-' when the filter has no gain over the baseline."
             + (
                 ""
@@ -356,7 +426,7 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
                 word = "no significant difference (interval contains 0)"
             L.append(
                 f"- {rows[v]['label']} (causal, audit: "
-                f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
+                f"{verdict(rows[v])}): Delta = {d.mean:+.3f} "
                 f"{_fmt_ci(d)} nats/char: {word}."
             )
         for v in rows:
@@ -364,77 +434,12 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
                 d = summarize(np.asarray(rows[v]["final_val"]) - np.asarray(base["final_val"]))
                 L.append(
                     f"- {rows[v]['label']} (NON-CAUSAL, audit: "
-                    f"{'causal' if rows[v]['diag']['audit']['causal'] else 'LEAKS'}): Delta = {d.mean:+.3f} "
-                    f"{_fmt_ci(d)}; shuffled gap {rows[v]['diag']['shuffled']['gap']:.3f} vs baseline "
+                    f"{verdict(rows[v])}): Delta = {d.mean:+.3f} "
+                    f"{_fmt_ci(d)}; shuffled gap {rows[v]['diag']['shuffled']['gap']:.3f} "
+                    "vs baseline "
                     f"{base['diag']['shuffled']['gap']:.3f}."
                 )
     return {jpath.with_suffix(".md").name: "\n".join(L) + "\n"}
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--scale", default="cpu", choices=sorted(SCALES))
-    p.add_argument("--data", default=CORPUS, help="TinyShakespeare input.txt")
-    p.add_argument("--seeds", type=int, default=None, help="override the scale's number of seeds")
-    p.add_argument("--rows", default=None, help="comma-separated subset of variants (default: all)")
-    p.add_argument("--out", default=str(RESULTS), help="output folder")
-    p.add_argument(
-        "--tag", default="", help="suffix of the output files (fourierqk_<scale>_<tag>.*)"
-    )
-    args = p.parse_args(argv)
-
-    exp = get_config(args.scale)
-    base = exp["base"]
-    base = dataclasses.replace(
-        base, data=dataclasses.replace(base.data, path=str(Path(args.data).resolve()))
-    )
-    seeds = args.seeds or exp["seeds"]
-    names = args.rows.split(",") if args.rows else exp["rows"]
-    labels = {v: (lab, paper) for v, lab, paper in ROWS}
-    t_start = time.perf_counter()
-    result = {
-        "command": "python experiments/fourierqk.py "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "env": environment(),
-        "scale": args.scale,
-        "seeds": seeds,
-        "num_windows": exp["num_windows"],
-        "config": base.to_dict(),
-        "rows": {},
-    }
-    for v in names:
-        cfg = row_config(base, v)
-        cfg, corpus, params, ev, secs = train_row(cfg, seeds)
-        p0 = _seed(params, 0)
-        diag = diagnose(cfg, p0, corpus, exp["num_windows"], v)
-        lab, paper = labels.get(v, (v, None))
-        result["rows"][v] = {
-            "label": lab,
-            "paper": paper,
-            "declared_causal": registry.declared_causal(cfg.model),
-            "noncausal_parts": registry.noncausal_parts(cfg.model),
-            "final_val": ev[:, -1].tolist(),
-            "best_val": ev.min(1).tolist(),
-            "eval_curve": ev.tolist(),
-            "train_seconds": secs,
-            "diag": diag,
-            "model_overrides": {
-                k: val
-                for k, val in dataclasses.asdict(cfg.model).items()
-                if val != getattr(base.model, k) and k != "vocab_size"
-            },
-        }
-        print(
-            f"{v:<16} val {ev[:, -1].mean():.4f} (best {ev.min(1).mean():.4f})  gap "
-            f"{diag['shuffled']['gap']:.3f}  audit {'causal' if diag['audit']['causal'] else 'LEAKS'} "
-            f"({diag['audit']['leak_rel']:.1e})  {secs:.0f}s",
-            flush=True,
-        )
-    result["wall_s"] = time.perf_counter() - t_start
-    jpath, mpath = write_results(result, Path(args.out), args.scale, args.tag)
-    print(f"wrote {jpath} and {mpath}")
-    return 0
 
 
 if __name__ == "__main__":

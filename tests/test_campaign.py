@@ -368,9 +368,10 @@ def test_paper_a_is_declared_as_a_campaign():
         eval_interval=300, checkpoint_interval=300, log_interval=300,
     )  # fmt: skip
     assert (smoke.seeds, cpu.seeds, mid.seeds) == (2, 3, 3)
-    assert mid.model == dict(block_size=128, n_layer=4, n_head=4, n_embd=128, dropout=0.0)
+    # issue 15's mid: the papers' T and dropout, 4 x 128, batch 16, ~2000 steps
+    assert mid.model == dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1)
     assert {k: mid.train[k] for k in ("batch_size", "max_steps", "lr", "warmup_steps")} == dict(
-        batch_size=32, max_steps=2000, lr=1e-3, warmup_steps=100
+        batch_size=16, max_steps=2000, lr=1e-3, warmup_steps=120
     )
     assert len(exp.comparisons) == 7
     noncausal = [r.name for r in exp.rows if not campaign.declared_causal(exp, smoke, r)]

@@ -1,63 +1,51 @@
-"""experiments/fourierqk.py runs end to end at smoke scale and labels what it measures."""
+"""experiments/fourierqk.py: paper C's campaign declaration, and a smoke campaign of two rows
+that labels and measures what it reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-EXPERIMENT = Path(__file__).resolve().parents[1] / "experiments" / "fourierqk.py"
+from mope_jax.campaign import load_experiment
+from mope_jax.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("fourierqk_experiment", EXPERIMENT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_get_config_scales():
-    mod = _load()
-    for scale in ("smoke", "cpu", "reference"):
-        exp = mod.get_config(scale)
-        cfg = exp["base"]
-        assert (
-            cfg.model.tie_embeddings is False and cfg.train.decay_group == "2d"
-        )  # paper C's recipe
-        assert cfg.train.max_steps % cfg.train.eval_interval == 0
-        assert exp["rows"][0] == "learned"
-    ref = mod.get_config("reference")["base"]
-    assert (
-        ref.model.block_size == 256
-        and ref.train.warmup_steps == 200
-        and ref.train.eval_batches == 200
-    )
+def test_declaration_carries_paper_c_recipe_at_every_scale():
+    exp = load_experiment("fourierqk", REPO)
+    assert exp.baseline == "learned" and exp.audit and exp.analyze is not None
+    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference"]
+    for s in exp.scales:
+        assert s.model["tie_embeddings"] is False and s.train["decay_group"] == "2d"
+        steps, every = s.train.get("max_steps", 5000), s.train.get("eval_interval", 500)
+        assert steps % every == 0
+    mid, ref = exp.scale("mid"), exp.scale("reference")
+    assert mid.model["block_size"] == 256 and mid.train["batch_size"] == 16
+    assert ref.train["warmup_steps"] == 200 and ref.train["eval_batches"] == 200
+    assert {"fourier-qk", "multifourier-qk", "causal-morlet", "fixed-bin-dc"} <= {
+        r.name for r in exp.rows
+    }
 
 
 @pytest.mark.slow
-def test_smoke_run_writes_labelled_results(shakespeare_path, tmp_path):
-    mod = _load()
-    rc = mod.main(
-        [
-            "--scale",
-            "smoke",
-            "--data",
-            str(shakespeare_path),
-            "--rows",
-            "learned,fourier-qk",
-            "--out",
-            str(tmp_path),
-        ]
-    )
+def test_smoke_campaign_records_audit_and_diagnostics(shakespeare_path, tmp_path):
+    root = tmp_path / "repo"
+    (root / "experiments").mkdir(parents=True)
+    for f in ("__init__.py", "paper_a.py", "fourierqk.py"):
+        shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
+    argv = ["campaign", "run", "fourierqk", "--scale", "smoke", "--rows", "learned,fourier-qk"]
+    rc = main([*argv, "--root", str(root), "--corpus", str(shakespeare_path), "--no-progress"])
     assert rc == 0
-    res = json.loads((tmp_path / "fourierqk_smoke.json").read_text())
-    rows = res["rows"]
-    assert rows["learned"]["declared_causal"] and rows["learned"]["diag"]["audit"]["causal"]
-    four = rows["fourier-qk"]
-    assert not four["declared_causal"] and not four["diag"]["audit"]["causal"]  # measured leak
-    assert set(four["diag"]["phase"]) == {
+    out = root / "experiments" / "results" / "fourierqk" / "smoke"
+    learned = json.loads((out / "records" / "learned" / "seed0.json").read_text())
+    four = json.loads((out / "records" / "fourier-qk" / "seed0.json").read_text())
+    assert learned["causality"]["declared_causal"] and learned["audit"]["causal"]
+    assert not four["causality"]["declared_causal"] and not four["audit"]["causal"]  # measured
+    assert "phase" not in learned["analysis"] and set(four["analysis"]["phase"]) == {
         "none",
         "phase_rand",
         "phase_rand_indep",
@@ -67,7 +55,7 @@ def test_smoke_run_writes_labelled_results(shakespeare_path, tmp_path):
         "add-independent",
         "add-shift",
     }
-    assert four["model_overrides"]["filter_norm"] == "l2"  # the record says which window norm
-    assert len(four["final_val"]) == 1 and four["final_val"][0] < 4.5
-    md = (tmp_path / "fourierqk_smoke.md").read_text()
-    assert "Fourier-QK — NON-CAUSAL" in md and "Command:" in md and "Machine:" in md
+    assert four["config"]["model"]["filter_norm"] == "l2"  # the record says which window norm
+    assert four["final_val_loss"] < 4.5
+    md = (out / "table.md").read_text()
+    assert "Fourier-QK (NON-CAUSAL)" in md and "## Diagnostics" in md and "rotation R" in md

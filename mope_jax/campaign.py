@@ -76,11 +76,29 @@ class Row:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A paired comparison a - b over the seeds both rows have; ``what`` says what differs."""
+    """A paired comparison a - b over the seeds both rows have; ``what`` says what differs.
+    With ``c`` and ``d`` it is the interaction (a - b) - (c - d) over the seeds all four rows
+    have (e.g. whether a gate helps one model more than another)."""
 
     a: str
     b: str
     what: str
+    c: str | None = None
+    d: str | None = None
+
+    def __post_init__(self):
+        if (self.c is None) != (self.d is None):
+            raise CampaignError(f"comparison {self.a} - {self.b}: give both c and d, or neither")
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return (self.a, self.b) if self.c is None else (self.a, self.b, self.c, self.d)
+
+    @property
+    def terms(self) -> tuple[tuple[str, float], ...]:
+        """(row, coefficient) of the contrast."""
+        two = ((self.a, 1.0), (self.b, -1.0))
+        return two if self.c is None else two + ((self.c, -1.0), (self.d, 1.0))
 
 
 @dataclass(frozen=True)
@@ -148,7 +166,7 @@ class Experiment:
         if self.baseline not in rows:
             raise CampaignError(f"{where}: baseline {self.baseline!r} is not one of its rows")
         for c in self.comparisons:
-            for side in (c.a, c.b):
+            for side, _ in c.terms:
                 if side not in rows:
                     raise CampaignError(f"{where}: comparison {c.a} - {c.b}: no row {side!r}")
         for s in self.scales:
@@ -818,20 +836,37 @@ def paired(recs: dict[str, list[dict]], a: str, b: str, metric: str):
     return seeds, paired_t([va[s] for s in seeds], [vb[s] for s in seeds])
 
 
-def comparison_family(experiment: Experiment) -> list[tuple[str, str]]:
+def contrast(recs: dict[str, list[dict]], terms, metric: str):
+    """(seeds, per-seed values, paired_t against 0) of sum_i coef_i row_i over the seeds every
+    row has (None if there is no such seed)."""
+    from mope_jax.analysis.stats import paired_t
+
+    vals = [
+        {int(r["seed"]): r[metric] for r in recs.get(row, []) if r.get(metric) is not None}
+        for row, _ in terms
+    ]
+    seeds = sorted(set.intersection(*(set(v) for v in vals)))
+    if not seeds:
+        return seeds, [], None
+    per = [sum(coef * v[s] for (_, coef), v in zip(terms, vals)) for s in seeds]
+    return seeds, per, paired_t(per, [0.0] * len(per))
+
+
+def comparison_family(experiment: Experiment) -> list[tuple[str, ...]]:
     """Every hypothesis Holm adjusts over: each row against the baseline, then the declared
-    comparisons; a pair asked twice ((a, b) or (b, a)) counts once."""
-    pairs, seen = [], set()
+    comparisons (pairs (a, b), interactions (a, b, c, d)); a pair asked twice ((a, b) or
+    (b, a)) counts once."""
+    keys, seen = [], set()
     cands = [
         (r.name, experiment.baseline) for r in experiment.rows if r.name != experiment.baseline
     ]
-    cands += [(c.a, c.b) for c in experiment.comparisons]
-    for a, b in cands:
-        key = tuple(sorted((a, b)))
-        if key not in seen:
-            seen.add(key)
-            pairs.append((a, b))
-    return pairs
+    cands += [c.key for c in experiment.comparisons]
+    for key in cands:
+        norm = tuple(sorted(key)) if len(key) == 2 else key
+        if norm not in seen:
+            seen.add(norm)
+            keys.append(key)
+    return keys
 
 
 def render_campaign(experiment: Experiment, scale: Scale | str, records: list[dict]) -> str:
@@ -844,9 +879,14 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
     recs = {k: v for k, v in by_row(records).items() if k in rows}
     causal = {r.name: declared_causal(experiment, sc, r) for r in experiment.rows}
     family = comparison_family(experiment)
-    tests = {}
-    for a, b in family:
-        tests[(a, b)] = paired(recs, a, b, metric)
+    tests, interactions = {}, {}
+    for key in family:
+        if len(key) == 2:
+            tests[key] = paired(recs, *key, metric)
+        else:
+            comp = next(c for c in experiment.comparisons if c.key == key)
+            seeds, per, t = contrast(recs, comp.terms, metric)
+            tests[key], interactions[key] = (seeds, t), per
     pvals = [t.p if t is not None else float("nan") for _, t in tests.values()]
     adjusted = dict(zip(tests, holm(pvals)))
 
@@ -916,22 +956,36 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
             "## Comparisons",
             "",
             f"Paired `{metric}` differences a - b over the seeds both rows have "
-            "(negative: a lower).",
+            "(negative: a lower)"
+            + (
+                "; an interaction (a - b) - (c - d) over the seeds all four rows have."
+                if any(c.c is not None for c in experiment.comparisons)
+                else "."
+            ),
             "",
             "| a - b | what differs | n | mean [95% CI] | per seed | p | Holm p |",
             "|---|---|---|---|---|---|---|",
         ]
         for comp in experiment.comparisons:
-            name = (
-                f"{display(rows[comp.a], causal[comp.a])} - {display(rows[comp.b], causal[comp.b])}"
-            )
-            seeds, t, hp = lookup(comp.a, comp.b)
+
+            def shown(x: str) -> str:
+                return display(rows[x], causal[x])
+
+            name = f"{shown(comp.a)} - {shown(comp.b)}"
+            if comp.c is not None:
+                name = f"({name}) - ({shown(comp.c)} - {shown(comp.d)})"
+                seeds, t = tests[comp.key]
+                hp, values = adjusted[comp.key], interactions[comp.key]
+            else:
+                seeds, t, hp = lookup(comp.a, comp.b)
             if t is None:
                 lines.append(f"| {name} | {comp.what} | 0 |  |  |  |  |")
                 continue
-            va = {int(r["seed"]): r[metric] for r in recs[comp.a]}
-            vb = {int(r["seed"]): r[metric] for r in recs[comp.b]}
-            per = ", ".join(_f(va[s] - vb[s], sign=True) for s in seeds)
+            if comp.c is None:
+                va = {int(r["seed"]): r[metric] for r in recs[comp.a]}
+                vb = {int(r["seed"]): r[metric] for r in recs[comp.b]}
+                values = [va[s] - vb[s] for s in seeds]
+            per = ", ".join(_f(x, sign=True) for x in values)
             lines.append(
                 f"| {name} | {comp.what} | {t.n} | {_f(t.mean, sign=True)} "
                 f"{_ci(t.ci_low, t.ci_high, sign=True)} | {per} | {_p(t.p)} | {_p(hp)} |"

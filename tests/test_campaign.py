@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mope_jax import campaign
@@ -232,6 +233,40 @@ def test_render_is_a_pure_function_of_the_records():
     assert "| `n` | nope | declared causal | 3 | 2.3700 |" in text
     assert f"| `b` | learned | declared causal | 4 | {2.0875:.4f} |" in text
     assert "- records: 15" in text and "- dates (UTC): 2026-01-01T00:00:00Z to 2026-01-04" in text
+
+
+def test_interaction_contrast_is_a_one_sample_t_over_common_seeds():
+    """(a - b) - (c - d) per seed, over the seeds all four rows have, tested against 0 like
+    scipy's one-sample t-test, and counted once in the Holm family."""
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rows = [campaign.Row(n, v) for n, v in (("b", "learned"), ("r", "rope"), ("n", "nope"))]
+    rows.append(campaign.Row("g", "a-ega1"))
+    exp = campaign.Experiment(
+        name="x",
+        title="X",
+        rows=tuple(rows),
+        scales=(campaign.Scale("s", dict(block_size=16, n_layer=1, n_head=2, n_embd=16), {}, 4),),
+        baseline="b",
+        comparisons=(campaign.Comparison("g", "b", "gate on b, minus on r", c="n", d="r"),),
+    )
+    vals = {
+        "b": [2.0, 2.1, 2.05, 2.2],
+        "r": [1.9, 2.05, 1.97, 2.08],
+        "n": [2.3, 2.31, 2.5, None],
+        "g": [1.5, 1.52, 1.49, 1.55],
+    }
+    text = campaign.render_campaign(exp, "s", fake_records(vals))
+    per = [(g - b) - (n - r) for g, b, n, r in zip(vals["g"], vals["b"], vals["n"], vals["r"])
+           if n is not None]  # fmt: skip
+    p = scipy_stats.ttest_1samp(per, 0.0).pvalue
+    (line,) = [x for x in text.splitlines() if x.startswith("| (g (NON-CAUSAL) - b) - (n - r) |")]
+    cells = [c.strip() for c in line.split("|")]
+    assert cells[3] == "3" and cells[4].startswith(f"{np.mean(per):+.4f} [")
+    assert cells[5] == ", ".join(f"{x:+.4f}" for x in per)
+    assert abs(float(cells[6]) - p) <= 5e-4 or cells[6] == f"{p:.1e}"
+    assert "Holm p adjusts over the 4 comparisons" in text  # 3 vs baseline + 1 interaction
+    with pytest.raises(CampaignError, match="both c and d"):
+        campaign.Comparison("g", "b", "half", c="n")
 
 
 def test_budget_stop_at_a_run_boundary(tmp_path, capsys):

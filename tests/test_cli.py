@@ -180,8 +180,12 @@ def test_demo_runs_and_compares(tmp_path, capsys):
     assert main(["demo", "--steps", "12", "--run-root", str(tmp_path), "--no-progress"]) == 0
     out = capsys.readouterr().out
     rows = json.loads((tmp_path / "comparison.json").read_text())["rows"]
-    assert set(rows) == {"nope", "learned", "rope"} and "Bayes-optimal loss" in out
-    assert all(r["causality"]["declared_causal"] for r in rows.values())
+    assert set(rows) == {"learned", "fourier-qk", "causal-freq-qk"} and "Bayes-optimal" in out
+    declared = {n: r["causality"]["declared_causal"] for n, r in rows.items()}
+    assert declared == {"learned": True, "fourier-qk": False, "causal-freq-qk": True}
+    audited = {n: r["audit"]["causal"] for n, r in rows.items()}  # measured on trained params
+    assert audited == declared
+    assert "| fourier-qk | NON-CAUSAL | LEAKS" in out
 
 
 def test_sweep_four_seeds_then_report(tmp_path):

@@ -124,6 +124,8 @@ class Experiment:
     ``<root>/../shared/data/tinyshakespeare/input.txt`` (``--corpus PATH`` replaces it).
     sections: pure renderers ``fn(experiment, scale, records) -> markdown`` appended after the
     tables (records: every record of the scale, as :func:`read_records` returns them).
+    claims: the paper claims judged from this campaign's records (:mod:`mope_jax.claims`;
+    rendered into the claims ledger by ``mope-jax report --regenerate``).
     analyze: a bespoke measurement of each trained run, ``fn(cfg, state, corpus) -> dict``
     (JSON values; cfg has the corpus vocabulary, state is that seed's TrainState with numpy
     leaves), stored in the record as ``analysis`` for the sections to render.
@@ -141,6 +143,7 @@ class Experiment:
     sections: tuple[Section, ...] = ()
     data: dict | None = None
     analyze: Callable | None = None
+    claims: tuple = ()  # mope_jax.claims.Claim: the paper claims this campaign judges
 
     def __post_init__(self):
         object.__setattr__(self, "rows", tuple(self.rows))

@@ -418,6 +418,21 @@ def render_all(paths: list[str | Path]) -> dict[Path, str]:
     files: dict[Path, str] = render_campaigns(paths)
     for j in rendered_jsons(paths, required=not files):
         files.update(render_json(j))
+    files.update(render_claims(paths))
+    return files
+
+
+def render_claims(paths: list[str | Path]) -> dict[Path, str]:
+    """The claims ledger (``experiments/results/CLAIMS.md`` and README.md's ledger block) of
+    every repository whose ``experiments/results`` folder is among ``paths``."""
+    from mope_jax import claims
+
+    files: dict[Path, str] = {}
+    for p in map(Path, paths):
+        p = p.resolve()
+        if p.name == "results" and p.parent.name == "experiments":
+            if (p.parent / "__init__.py").is_file():
+                files.update(claims.render(p.parent.parent))
     return files
 
 

@@ -1,0 +1,67 @@
+"""The claims ledger: verdicts judged from campaign records alone, and the README block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments import fourierqk
+from mope_jax import claims
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def records(values: dict[str, list[float]], *, leaks: tuple[str, ...] = ()) -> list[dict]:
+    return [
+        {"row": row, "seed": s, "final_val_loss": v, "audit": {"causal": row not in leaks}}
+        for row, vals in values.items()
+        for s, v in enumerate(vals)
+    ]
+
+
+def judge(claim_id: str, by_scale: dict) -> claims.Verdict:
+    (claim,) = [c for c in fourierqk.CLAIMS if c.id == claim_id]
+    return claim.judge(fourierqk.EXPERIMENT, by_scale)
+
+
+def test_a_gain_in_a_row_that_sees_the_future_is_a_leak_and_in_a_causal_row_reproduced():
+    base = [2.0, 2.1, 2.05]
+    gain = [1.0, 1.1, 1.02]
+    leak = judge(
+        "C1", {"cpu": records({"learned": base, "fourier-qk": gain}, leaks=("fourier-qk",))}
+    )
+    assert leak.verdict == "leak" and "fourier-qk - learned -1.0" in leak.evidence
+    assert (
+        "scale `cpu`" in leak.evidence and "`fourier-qk` NON-CAUSAL, audit LEAKS" in leak.causality
+    )
+    none = judge("C1", {"cpu": records({"learned": base, "fourier-qk": [2.01, 2.09, 2.06]})})
+    assert none.verdict == "not reproduced"
+    kernels = {k: gain for k in fourierqk.CAUSAL_KERNELS}
+    beat = judge("C4", {"cpu": records({"learned": base, **kernels})})
+    assert beat.verdict == "not reproduced"  # a causal kernel beating the baseline refutes C4
+    flat = {k: [2.0, 2.12, 2.04] for k in fourierqk.CAUSAL_KERNELS}
+    assert judge("C4", {"cpu": records({"learned": base, **flat})}).verdict == "reproduced"
+
+
+def test_untested_without_two_common_seeds_at_a_non_smoke_scale():
+    base, gain = [2.0, 2.1, 2.05], [1.0, 1.1, 1.02]
+    assert judge("C1", {}).verdict == "untested"
+    smoke = records({"learned": base, "fourier-qk": gain})
+    assert judge("C1", {"smoke": smoke}).verdict == "untested"  # a pipeline check never decides
+    one = records({"learned": base[:1], "fourier-qk": gain[:1]})
+    assert judge("C1", {"cpu": one}).verdict == "untested"
+    with pytest.raises(ValueError, match="not one of"):
+        claims.Verdict("probably")
+
+
+def test_readme_block_is_the_generated_ledger(tmp_path):
+    files = claims.render(REPO)
+    readme = files[REPO / "README.md"]
+    table = claims.ledger(REPO)
+    assert f"{claims.BEGIN}\n{table}\n{claims.END}" in readme
+    assert readme == (REPO / "README.md").read_text()  # committed as generated
+    assert (
+        files[REPO / "experiments" / "results" / "CLAIMS.md"]
+        == (REPO / "experiments" / "results" / "CLAIMS.md").read_text()
+    )

@@ -978,7 +978,11 @@ def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) ->
     if sc.row_overrides:
         text += (
             " At this scale also: "
-            + "; ".join(f"`{r}`: {', '.join(o)}" for r, o in sc.row_overrides.items() if o)
+            + "; ".join(
+                f"`{r}`: {', '.join(_no_location(x) for x in o)}"
+                for r, o in sc.row_overrides.items()
+                if o
+            )
             + "."
         )
     any_rec = next((rs[0] for rs in recs.values() if rs), None)
@@ -989,6 +993,14 @@ def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) ->
         sha = (any_rec.get("corpus") or {}).get("sha256")
         text += f" Data: {what}" + (f" (sha256 {sha[:12]})" if sha else "") + "."
     return text
+
+
+def _no_location(override: str) -> str:
+    """``data.path=/a/b/c.txt`` -> ``data.path=c.txt``: the table names no machine's folders."""
+    key, _, value = override.partition("=")
+    if key.strip().split(".")[-1] in _LOCATION_FIELDS and value:
+        return f"{key}={Path(value).name}"
+    return override
 
 
 def _provenance(records: list[dict]) -> str:

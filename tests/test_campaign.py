@@ -157,7 +157,11 @@ def test_scale_row_overrides_apply_to_that_row_at_that_scale_only():
         scales=(
             campaign.Scale("s", model, dict(max_steps=10), 1),
             campaign.Scale(
-                "l", model, dict(max_steps=10), 1, row_overrides={"b": ("train.max_steps=30",)}
+                "l",
+                model,
+                dict(max_steps=10),
+                1,
+                row_overrides={"b": ("train.max_steps=30", "data.path=/x/y/z.txt")},
             ),
         ),
         baseline="a",
@@ -170,7 +174,8 @@ def test_scale_row_overrides_apply_to_that_row_at_that_scale_only():
         30,
     ]
     assert cfg[("l", "b")].train.lr == 2e-2  # after the row's own overrides
-    assert "At this scale also: `b`: train.max_steps=30." in campaign.render_campaign(exp, "l", [])
+    text = campaign.render_campaign(exp, "l", [])
+    assert "At this scale also: `b`: train.max_steps=30, data.path=z.txt." in text  # no folders
     assert "At this scale also" not in campaign.render_campaign(exp, "s", [])
     bad = campaign.Scale("z", model, {}, 1, row_overrides={"c": ("train.lr=1",)})
     with pytest.raises(CampaignError, match=r"scale z row_overrides name no row \['c'\]"):

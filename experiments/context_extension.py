@@ -11,10 +11,11 @@ Records:  the campaign record of each seed plus ``analysis`` (``analyze``): the 
           positions and beyond L), for arithmetic the greedy answer and leaf-copy accuracy per
           method and s, and the frequency energy of the model (theta_eff overall and per
           layer, entropy, TV to other windows and to the other domain, theta_eff there).
-Runtime per run: smoke (20 steps, 1 seed) measured LANGUAGE_S s for language and ARITH_S s for
-          arithmetic (mostly the greedy decoding of the analysis) of campaign wall time on the
-          shared 2-core CPU; cpu (500 / 800 steps, 3 seeds per row): the single-script version
-          took 1609 s for both rows (6 runs) under load 6-16, i.e. ~4-5 min per run.
+Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s for arithmetic
+          (mostly the greedy decoding of the analysis: 96 characters x 10 method/length pairs)
+          of campaign wall time, 105 s for the whole smoke command (shared 2-core CPU, load
+          ~3); cpu (500 / 800 steps, 3 seeds per row): the single-script version took 1609 s
+          for both rows (6 runs) under load 6-16, i.e. ~4-5 min per run.
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy.

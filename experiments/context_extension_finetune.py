@@ -43,12 +43,15 @@ SCALES = {"smoke": dict(steps=10), "cpu": dict(steps=150)}
 
 
 def load_runs(scale: str, task: str):
-    run_dir = pb.RUNS / scale / f"context_extension_{task}"
+    """The campaign's checkpoints of row ``task`` (all seeds trained in one group)."""
     seeds = ce.SCALES[scale]["seeds"]
+    run_dir = (pb.RUNS.parent / "campaigns" / "context_extension" / scale / task) / (
+        "seeds-" + "-".join(str(s) for s in seeds)
+    )
     if not all((run_dir / f"seed{s}" / "final.json").exists() for s in seeds):
         raise SystemExit(
-            f"{run_dir} has no finished runs; first run: python experiments/context_extension.py "
-            f"--scale {scale}"
+            f"{run_dir} has no finished runs; first run: mope-jax campaign run "
+            f"context_extension --scale {scale} (all seeds of a row in one go)"
         )
     cfg, states = pb.load_sweep_seeds(run_dir, list(seeds))
     return cfg, states.params, seeds  # params stacked (R, ...)

@@ -1,33 +1,53 @@
-"""Frequency matching (paper B): does the energy-weighted RoPE frequency follow theta* = c / W?
+"""Frequency matching (paper B) as a campaign: does the energy-weighted RoPE frequency follow
+theta* = c / W?
 
-Command:  python experiments/freq_matching.py --scale cpu      (smoke: seconds, cpu: minutes)
-Writes:   experiments/results/paper_b/freq_matching.{json,md}, freq_matching_fit.png,
-          freq_matching_heatmap.png, freq_matching_spectra.png
+Command:  mope-jax campaign run freq_matching --scale cpu [--rows copy-B4,...]
+          [--budget-minutes M]    (status: mope-jax campaign status freq_matching --scale cpu;
+          ``python experiments/freq_matching.py --scale S [...]`` is an alias of the run command)
+Writes:   experiments/results/freq_matching/<scale>/records/<row>/seed<s>.json and table.md
+Records:  the campaign record of each seed (losses, curve, config, env, ...) plus ``analysis``
+          (``analyze``): task, B, W, W measured by the excess-match kernel, the optimal loss,
+          theta_eff and log theta_eff (all heads; per layer; lowest-entropy head), the energy
+          distribution p (layer x head x frequency), entropy (trained and at init), the
+          dominant frequency, the TV stability of p (other windows / random tokens / vs init)
+          and the greedy copy accuracy.
+Runtime per run: smoke (20 steps, 1 seed): measured 15 s (copy-B4, with the first compile)
+          and 8 s (repeat-W2) of campaign wall time with the analysis, 31 s for the two-row
+          command (2-core CPU shared, load ~3); cpu (400 steps, 3 seeds per row): the
+          single-script version trained the 15 copy runs in ~25 min, in pieces, on the shared
+          2-core CPU (~100 s per run); the repeat rows (300 steps) are of the same order.
 Claim (paper B): on block data the log-mean effective frequency falls linearly in log W, with
 theta* = c / W, c ~ 3.02 fitted (theory: pi).
 
+Rows: ``copy-B<B>`` for B in 4, 6, 10, 18, 34: block-copy streams (``data.source=blocks``,
+``data.block_len=B``), W = B - 2; ``repeat-W<W>`` for W in 2, 4, 8, 16, 32: the repeat variant
+``[0, a_1..a_W, a_1..a_W]`` (``dependency.block_repeat_stream``) as a character file under
+``runs/paper_b/`` (written, if missing or different, when this module is imported). The
+committed cpu results ran the copy rows and only repeat-W2 (``--rows``).
+Baseline: ``copy-B4`` (W = 2), the narrowest dependency of the primary (copy) task, from which
+theta_eff should fall as 1/W. The rows differ in their data, so the val-loss differences of
+the campaign table are not a test of anything (each row has its own optimum, see the section);
+the study's numbers are in the section "Frequency matching": per W the copy accuracy,
+theta_eff, c = theta_eff W with its 95% t-interval over seeds, and the fits of c and the free
+slope over all runs of a task.
+
 Setup (our choices; the paper's are not public):
-  * data: block-copy streams (mope_jax.data.synthetic), blocks [0, a_1..a_{B-2}, a_1], K = 16
-    symbols; the dependency width is W = B - 2, the distance of the copy (which the measured
-    "match" kernel K(r) of mope_jax.data.dependency recovers exactly; checked here per B);
   * model: 2 layers, width 64, 2 heads (D = 32, F = 16 rotary frequencies, base 10^4), RoPE
-    only (no position table), no dropout, T = 128, batch 16, AdamW lr 3e-3; steps per scale
-    below. Tiny and short on purpose: the whole study must fit ~5 min of a shared 2-core CPU;
+    only (the ``rope`` variant: no position table), no dropout, T = 128, batch 16, AdamW lr
+    3e-3; cpu: 400 steps (repeat rows 300, ``Scale.row_overrides``), smoke: 20 steps;
   * measurement: frequency energy p_i per layer and head (mope_jax.analysis.freq_energy) on 8
     fixed validation windows; log theta_eff = sum_i p_i log theta_i averaged over layers and
-    heads (all heads, no selection); also reported per layer and for the lowest-entropy head;
+    heads (all heads, no selection); also per layer and for the lowest-entropy head;
   * fit: slope-free estimate c = exp(mean over runs of log theta_eff + log W) with a 95%
     t-interval over runs, and the free slope of log theta_eff on log(1/W) (1 = the 1/W law).
+Figures are not drawn by the campaign (p is in every record); the committed
+``results/paper_b/freq_matching*.png`` are the single-script version's.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import json
 import math
-import time
-import types
+import sys
 from pathlib import Path
 
 import jax
@@ -35,8 +55,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from mope_jax.analysis.freq_energy import energy_report, probe_tokens
-from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
-from mope_jax.data import load_corpus
+from mope_jax.campaign import Experiment, Row, Scale
+from mope_jax.config import Config
 from mope_jax.data.dependency import (
     block_copy_width,
     block_repeat_stream,
@@ -45,7 +65,6 @@ from mope_jax.data.dependency import (
     measured_block_width,
     stream_to_text,
 )
-from mope_jax.encodings.rope import rope_frequencies
 from mope_jax.model import GPT
 
 try:
@@ -53,20 +72,24 @@ try:
 except ImportError:  # run as a script
     import _paper_b as pb
 
-SCALES = {
-    "smoke": dict(
-        blocks=(4, 6, 10, 18, 34), widths=(2, 4, 8, 16, 32), seeds=(0,), steps=20, eval_every=10
-    ),
-    "cpu": dict(
-        blocks=(4, 6, 10, 18, 34),
-        widths=(2, 4, 8, 16, 32),
-        seeds=(0, 1, 2),
-        steps=400,
-        eval_every=50,
-        steps_repeat=300,
-    ),
-}
-TASKS = ("copy", "repeat")
+BLOCKS = (4, 6, 10, 18, 34)  # copy task: B (W = B - 2)
+WIDTHS = (2, 4, 8, 16, 32)  # repeat task: W (blocks of 2W + 1)
+MODEL = dict(block_size=128, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + variant "rope"
+DATA = dict(source="blocks", num_symbols=16, num_tokens=100_000)
+
+
+def _train(steps: int, every: int) -> dict:
+    return dict(
+        batch_size=16,
+        max_steps=steps,
+        lr=3e-3,
+        warmup_steps=min(50, steps // 4),
+        eval_interval=every,
+        eval_batches=4,
+        log_interval=every,
+        checkpoint_interval=steps,
+        keep_checkpoints=1,
+    )
 
 
 def width_of(task: str, v: int) -> int:
@@ -74,47 +97,47 @@ def width_of(task: str, v: int) -> int:
     return block_copy_width(v) if task == "copy" else v
 
 
-def repeat_file(scale: str, width: int) -> Path:
-    """The repeat-variant stream as a character file under runs/ (deterministic, not committed)."""
-    path = pb.RUNS / scale / f"repeat_W{width}.txt"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        stream_to_text(block_repeat_stream(100_000, width=width, num_symbols=16, seed=0))
-    )
+def repeat_file(width: int) -> Path:
+    """The repeat-variant stream as a character file under runs/paper_b/ (deterministic, not
+    committed; rewritten only when missing or different)."""
+    path = pb.RUNS / f"repeat_W{width}.txt"
+    text = stream_to_text(block_repeat_stream(100_000, width=width, num_symbols=16, seed=0))
+    if not path.is_file() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     return path
 
 
-def get_config(scale: str, v: int, task: str = "copy") -> Config:
-    s = SCALES[scale]
-    steps = s.get("steps_repeat", s["steps"]) if task == "repeat" else s["steps"]
-    if task == "copy":
-        data = DataConfig(source="blocks", block_len=v, num_symbols=16, num_tokens=100_000)
-    else:
-        data = DataConfig(source="text", path=str(repeat_file(scale, v)))
-    return Config(
-        name=f"freq_matching/{task}{v}",
-        model=ModelConfig(
-            block_size=128,
-            n_layer=2,
-            n_head=2,
-            n_embd=64,
-            dropout=0.0,
-            pos_encoding="none",
-            qk_position="rope",
-        ),
-        data=data,
-        train=TrainConfig(
-            batch_size=16,
-            max_steps=steps,
-            lr=3e-3,
-            warmup_steps=min(50, steps // 4),
-            eval_interval=s["eval_every"],
-            eval_batches=4,
-            log_interval=s["eval_every"],
-            checkpoint_interval=steps,
-            keep_checkpoints=1,
-        ),
+def task_of(cfg: Config) -> tuple[str, int]:
+    """(task, v) of a row's config: copy -> v = B; repeat -> v = W (from the file name)."""
+    if cfg.data.source == "blocks":
+        return "copy", cfg.data.block_len
+    return "repeat", int(Path(cfg.data.path).stem.split("_W")[-1])
+
+
+ROWS = tuple(
+    Row(f"copy-B{b}", "rope", (f"data.block_len={b}",), label=f"copy task, B={b}, W={b - 2}")
+    for b in BLOCKS
+) + tuple(
+    Row(
+        f"repeat-W{w}",
+        "rope",
+        ("data.source=text", f"data.path={repeat_file(w)}"),
+        label=f"repeat task, W={w} (blocks of {2 * w + 1})",
     )
+    for w in WIDTHS
+)
+_REPEAT_CPU = ("train.max_steps=300", "train.checkpoint_interval=300")
+SCALES = (
+    Scale("smoke", MODEL, _train(20, 10), seeds=1),
+    Scale(
+        "cpu",
+        MODEL,
+        _train(400, 50),
+        seeds=3,
+        row_overrides={f"repeat-W{w}": _REPEAT_CPU for w in WIDTHS},
+    ),
+)
 
 
 def copy_accuracy(
@@ -147,15 +170,40 @@ def tv(p: np.ndarray, q: np.ndarray) -> float:
     return float(0.5 * np.abs(np.asarray(p) - np.asarray(q)).sum(-1).mean())
 
 
-def analyse_run(cfg: Config, params, init_params, task: str, v: int) -> dict:
-    val = np.asarray(load_corpus(cfg.data, cfg.model.block_size).val)
+def analyze(cfg: Config, state, corpus) -> dict:
+    """One trained seed: frequency energy (trained, init, other windows, random tokens), the
+    copy accuracy and the task's W (the record's ``analysis``)."""
+    from mope_jax.model import init_params
+
+    task, v = task_of(cfg)
+    params = state.params
+    p0 = init_params(cfg.model, jax.random.split(jax.random.PRNGKey(cfg.train.seed))[0])
+    val = np.asarray(corpus.val)
+    out = _measure(cfg, params, p0, val, task, v)
+    if task == "copy":
+        w_meas = measured_block_width(v, kind="match")
+        optimum = (v - 2) / v * math.log(16)
+    else:
+        stream = block_repeat_stream(100_000, width=v, num_symbols=16, seed=0)
+        w_meas = kernel_width(dependency_kernel(stream, 3 * v, kind="match"))
+        optimum = v / (2 * v + 1) * math.log(16)
+    B = v if task == "copy" else 2 * v + 1
+    return out | dict(
+        task=task,
+        value=v,
+        block_len=B,
+        W=width_of(task, v),
+        W_measured=w_meas,
+        optimal_loss=optimum,
+    )
+
+
+def _measure(cfg: Config, params, init_params, val: np.ndarray, task: str, v: int) -> dict:
     T = cfg.model.block_size
     probe_a = probe_tokens(val, T)
     probe_b = probe_tokens(val[len(val) // 2 + 7 :], T)  # other windows, other phases
     rng = np.random.default_rng(123)
-    probe_rand = rng.integers(0, cfg.model.vocab_size, size=(8, T)).astype(
-        np.int32
-    )  # another "domain"
+    probe_rand = rng.integers(0, cfg.model.vocab_size, size=(8, T)).astype(np.int32)
     rep = energy_report(cfg.model, params, probe_a)
     rep_b = energy_report(cfg.model, params, probe_b)
     rep_r = energy_report(cfg.model, params, probe_rand)
@@ -173,6 +221,7 @@ def analyse_run(cfg: Config, params, init_params, task: str, v: int) -> dict:
         "entropy_init": rep_0["entropy_mean"],
         "log_theta_eff_init": rep_0["log_theta_eff_mean"],
         "dominant_theta": rep["dominant_theta"],
+        "theta": rep["theta"],
         "p": p.tolist(),
         "stability_tv": {
             "other_windows": tv(p, rep_b["p"]),
@@ -183,143 +232,65 @@ def analyse_run(cfg: Config, params, init_params, task: str, v: int) -> dict:
     }
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--scale", choices=sorted(SCALES), default="cpu")
-    ap.add_argument(
-        "--task",
-        choices=TASKS,
-        default="copy",
-        help="copy: synthetic.block_copy_stream (W = B - 2); "
-        "repeat: dependency.block_repeat_stream",
-    )
-    ap.add_argument("--strategy", default="map", help="mope_jax.sweep strategy for the seeds")
-    ap.add_argument(
-        "--values",
-        type=int,
-        nargs="*",
-        default=None,
-        help="only these B (copy) or W (repeat) values, e.g. when the CPU budget ran out",
-    )
-    ap.add_argument(
-        "--reuse",
-        action="store_true",
-        help="analyse finished sweeps in runs/paper_b/ with the same config instead of retraining",
-    )
-    args = ap.parse_args(argv)
-    from mope_jax.model import init_params as init_fn
-    from mope_jax.sweep import sweep
-
-    s = SCALES[args.scale]
-    values = s["blocks"] if args.task == "copy" else s["widths"]
-    if args.values:
-        values = tuple(args.values)
-    t0 = time.perf_counter()
-    runs = []
-    for v in values:
-        cfg = get_config(args.scale, v, args.task)
-        run_dir = pb.RUNS / args.scale / f"freq_matching_{args.task}{v}"
-        res = None
-        if args.reuse:
-            res = load_sweep(cfg, run_dir, s["seeds"])
-        if res is None:
-            if run_dir.exists() and not args.reuse:
-                import shutil
-
-                shutil.rmtree(
-                    run_dir
-                )  # results are regenerated from scratch (--reuse: resume instead)
-            res = sweep(
-                cfg,
-                list(s["seeds"]),
-                run_dir,
-                strategy=args.strategy,
-                progress=False,
-                log=lambda m: None,
-            )
-            if res.interrupted:
-                raise SystemExit(
-                    f"interrupted; {run_dir} is saved: "
-                    "rerun the same command with --reuse to resume"
-                )
-        W = width_of(args.task, v)
-        if args.task == "copy":
-            W_meas = measured_block_width(v, kind="match")
-        else:
-            stream = block_repeat_stream(100_000, width=v, num_symbols=16, seed=0)
-            W_meas = kernel_width(dependency_kernel(stream, 3 * v, kind="match"))
-        B = v if args.task == "copy" else 2 * v + 1
-        for r, seed in enumerate(s["seeds"]):
-            params = jax.tree_util.tree_map(lambda x, r=r: x[r], res.states.params)
-            p0 = init_fn(
-                res.cfg.model, jax.random.split(jax.random.PRNGKey(seed))[0]
-            )  # trainer.init's split
-            rec = analyse_run(res.cfg, params, p0, args.task, v)
-            final = res.records[r]
-            optimum = (B - 2) / B * math.log(16) if args.task == "copy" else (v / B) * math.log(16)
-            rec.update(
-                value=v,
-                block_len=B,
-                W=W,
-                W_measured=W_meas,
-                seed=seed,
-                final_val_loss=final["final_val_loss"],
-                optimal_loss=optimum,
-                run_dir=str(run_dir / f"seed{seed}"),
-            )
-            runs.append(rec)
-            print(
-                f"{args.task} v={v:3d} seed={seed} W={W} theta_eff={rec['theta_eff']:.4f} "
-                f"c={rec['theta_eff'] * W:.3f} copy_acc={rec['copy_accuracy']:.3f} "
-                f"val={rec['final_val_loss']:.3f}",
-                flush=True,
-            )
-    wall = time.perf_counter() - t0
-    fit = fit_law(runs)
-    mc = get_config(args.scale, values[0], args.task).model
-    theta = np.asarray(rope_frequencies(mc.head_dim, mc.rope_base), np.float64).tolist()
-    learned = [r for r in runs if r["copy_accuracy"] >= 0.9]
-    payload = pb.header(
-        f"Paper B: frequency matching on block data ({args.task} task; theta* = c / W)", wall
-    ) | {
-        "renderer": "experiments/freq_matching.py:render",
-        "scale": args.scale,
-        "task": args.task,
-        "config": get_config(args.scale, values[0], args.task).to_dict(),
-        "theta": theta,
-        "W_definition": W_DEF[args.task],
-        "fit": fit,
-        "fit_learned_only": fit_law(learned) if len(learned) >= 2 else None,
-        "runs": runs,
-        "paper": {"c": 3.02, "theory": math.pi},
-    }
-    base = "freq_matching" if args.task == "copy" else "freq_matching_repeat"
-    name = base if args.scale == "cpu" else f"{base}_{args.scale}"  # smoke: not committed
-    plots(runs, theta, args.scale, values, s["seeds"][0], args.task, name)
-    pb.write(name, payload, render)
-    print(json.dumps(fit, indent=2))
+def runs_of(records: list[dict]) -> dict[str, list[dict]]:
+    """Per task, the per-run dicts of the fits (``analysis`` + seed and final val loss)."""
+    out: dict[str, list[dict]] = {}
+    for r in sorted(records, key=lambda r: (r["analysis"]["W"], int(r["seed"]))):
+        if r.get("analysis"):
+            run = dict(r["analysis"], seed=int(r["seed"]), final_val_loss=r["final_val_loss"])
+            out.setdefault(run["task"], []).append(run)
+    return out
 
 
-def load_sweep(cfg: Config, run_dir: Path, seeds) -> types.SimpleNamespace | None:
-    """A finished sweep of exactly ``cfg`` (states stacked over seeds, records), or None."""
-    from mope_jax.train import prepare
+def law_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """Per task: the per-W table, the fits of c = theta_eff W (95% interval over runs) and of
+    the free slope, from the records' ``analysis`` alone."""
+    recs = [r for r in records if r.get("analysis")]
+    if not recs:
+        return ""
+    lines = ["## Frequency matching", ""]
+    for task, runs in runs_of(recs).items():
+        steps = sorted(
+            {r["config"]["train"]["max_steps"] for r in recs if r["analysis"]["task"] == task}
+        )
+        lines += [
+            f"### {task} task",
+            "",
+            *_body(runs, task, W_DEF[task], "/".join(map(str, steps))),
+        ]
+    return "\n".join(lines)
 
-    finals = [run_dir / f"seed{seed}" / "final.json" for seed in seeds]
-    if not all(f.exists() for f in finals):
-        return None
-    full, _ = prepare(cfg)
-    records = [json.loads(f.read_text()) for f in finals]
 
-    def same(rec, seed):  # the run name is a label; everything else must match
-        want = dataclasses.replace(full, train=dataclasses.replace(full.train, seed=seed))
-        return dataclasses.replace(pb.config_from_record(rec["config"]), name=want.name) == want
+EXPERIMENT = Experiment(
+    name="freq_matching",
+    title="Paper B: frequency matching on block data (theta* = c / W)",
+    rows=ROWS,
+    scales=SCALES,
+    baseline="copy-B4",
+    claim=(
+        "paper B: on block data the log-mean effective RoPE frequency falls linearly in log W, "
+        "theta* = c / W with c ~ 3.02 fitted (theory: pi). The rows differ in their data, so "
+        "their val-loss differences below test nothing; the law is in the section."
+    ),
+    data=DATA,
+    analyze=analyze,
+    sections=(law_section,),
+)
 
-    if not all(same(r, sd) for r, sd in zip(records, seeds)):
-        print(f"{run_dir} holds another config; retraining", flush=True)
-        return None
-    _, stacked = pb.load_sweep_seeds(run_dir, list(seeds))
-    print(f"reusing {run_dir}", flush=True)
-    return types.SimpleNamespace(cfg=full, states=stacked, records=records)
+
+def main(argv=None) -> int:
+    """Alias: ``python experiments/freq_matching.py --scale S [...]`` runs
+    ``mope-jax campaign run freq_matching --scale S [...]`` in this repository."""
+    from mope_jax.cli import main as cli_main
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    root = str(Path(__file__).resolve().parents[1])
+    return cli_main(["campaign", "run", "freq_matching", "--root", root, *args])
+
+
+# --------------------------------------------------------------------------- the earlier script
+# ``results/paper_b/freq_matching{,_repeat}.json`` (made by the single-script version of this
+# experiment) name ``render`` below as their renderer.
 
 
 W_DEF = {
@@ -370,83 +341,6 @@ def fit_law(runs: list[dict]) -> dict:
     return out
 
 
-def plots(runs, theta, scale, values, seed0, task, name):
-    plt = pb.plt()
-    pb.RESULTS.mkdir(parents=True, exist_ok=True)
-    theta = np.asarray(theta)
-    # 1. the law
-    fig, ax = plt.subplots(figsize=(4.6, 3.6))
-    W = np.array([r["W"] for r in runs])
-    ok = np.array([r["copy_accuracy"] >= 0.9 for r in runs])
-    te = np.array([r["theta_eff"] for r in runs])
-    ax.scatter(W[ok], te[ok], c="C0", s=16, label="trained, copy learned (acc >= 0.9)")
-    ax.scatter(
-        W[~ok], te[~ok], facecolors="none", edgecolors="C0", s=16, label="trained, copy not learned"
-    )
-    ax.scatter(
-        W,
-        [math.exp(r["log_theta_eff_sharpest_head"]) for r in runs],
-        c="C1",
-        s=10,
-        marker="x",
-        label="lowest-entropy head",
-    )
-    ax.scatter(W, [math.exp(r["log_theta_eff_init"]) for r in runs], c="0.6", s=8, label="init")
-    w = np.geomspace(W.min() * 0.8, W.max() * 1.25, 50)
-    ax.plot(w, math.pi / w, "k--", lw=1, label="pi / W (theory)")
-    ax.plot(w, 3.02 / w, "r:", lw=1, label="3.02 / W (paper fit)")
-    ax.set_xscale("log"), ax.set_yscale("log")
-    ws = sorted(set(W.tolist()))
-    ax.set_xticks(ws, [str(x) for x in ws]), ax.set_xticks([], minor=True)
-    ax.set_xlabel("dependency width W (tokens)"), ax.set_ylabel("theta_eff (rad/token)")
-    ax.legend(fontsize=5.5), ax.set_title(f"frequency matching, {task} task ({scale})", fontsize=8)
-    fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}_fit.png", dpi=130), plt.close(fig)
-    # 2. heatmap frequency x step (metrics.jsonl eval records, seed 0, mean over layers)
-    fig, axes = plt.subplots(1, len(values), figsize=(2.6 * len(values), 2.8), squeeze=False)
-    for ax, v in zip(axes[0], values):
-        Wv = width_of(task, v)
-        path = pb.RUNS / scale / f"freq_matching_{task}{v}" / f"seed{seed0}" / "metrics.jsonl"
-        recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
-        recs = [r for r in recs if "rope_energy_p" in r]
-        steps = [r["step"] for r in recs]
-        P = np.array([np.asarray(r["rope_energy_p"]).mean(0) for r in recs])  # (steps, F)
-        ax.imshow(
-            P.T,
-            aspect="auto",
-            origin="lower",
-            cmap="viridis",
-            extent=(steps[0] - 0.5, steps[-1] + 0.5, -0.5, len(theta) - 0.5),
-        )
-        ax.axhline(
-            np.interp(math.log(math.pi / Wv), np.log(theta[::-1]), np.arange(len(theta))[::-1]),
-            color="w",
-            ls="--",
-            lw=0.8,
-        )
-        ax.set_title(f"W={Wv}; dashed: pi/W", fontsize=7)
-        (
-            ax.set_xlabel("step", fontsize=7),
-            ax.set_ylabel("freq index i (theta = 1e4^(-2i/D))", fontsize=6),
-        )
-    fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}_heatmap.png", dpi=130), plt.close(fig)
-    # 3. final spectrum per layer
-    L = len(runs[0]["p"])
-    fig, axes = plt.subplots(1, L, figsize=(3.6 * L, 3.0), squeeze=False, sharey=True)
-    for layer, ax in enumerate(axes[0]):
-        for k, v in enumerate(values):
-            Wv = width_of(task, v)
-            ps = np.mean([np.asarray(r["p"])[layer].mean(0) for r in runs if r["W"] == Wv], 0)
-            ax.plot(theta, ps, marker="o", ms=2.5, color=f"C{k}", label=f"W={Wv}")
-            ax.axvline(math.pi / Wv, color=f"C{k}", ls=":", lw=0.8)
-        (
-            ax.set_xscale("log"),
-            ax.set_xlabel("theta (rad/token)"),
-            ax.set_title(f"layer {layer}", fontsize=8),
-        )
-    axes[0][0].set_ylabel("p_i (mean over heads, seeds)"), axes[0][0].legend(fontsize=6)
-    fig.tight_layout(), fig.savefig(pb.RESULTS / f"{name}_spectra.png", dpi=130), plt.close(fig)
-
-
 def render(payload: dict, json_path: Path) -> dict[str, str]:
     """``<name>.md`` from ``<name>.json`` alone (``mope-jax report --regenerate``)."""
     name = Path(json_path).stem
@@ -455,13 +349,26 @@ def render(payload: dict, json_path: Path) -> dict[str, str]:
 
 def markdown(payload: dict, name: str) -> str:
     """The fits are recomputed from the per-run values (``fit_law``), as ``main`` computed them."""
-    runs = payload["runs"]
+    steps = payload["config"]["train"]["max_steps"]
+    lines = _body(payload["runs"], payload["task"], payload["W_definition"], steps)
+    lines += [
+        f"Figures: `{name}_fit.png` (theta_eff against W), `{name}_heatmap.png` "
+        "(p_i against training step from the runs' metrics.jsonl, seed 0, "
+        "mean over layers and heads), "
+        f"`{name}_spectra.png` (final p_i per layer).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _body(runs: list[dict], task: str, w_definition: str, steps) -> list[str]:
+    """The per-W table and the fits (markdown lines), shared by the campaign section and the
+    single-script renderer."""
     fit = fit_law(runs)
     learned = [r for r in runs if r["copy_accuracy"] >= 0.9]
     fit_learned = fit_law(learned) if len(learned) >= 2 else None
-    steps = payload["config"]["train"]["max_steps"]
     lines = [
-        f"Task: **{payload['task']}**. {payload['W_definition']}.\n",
+        f"Task: **{task}**. {w_definition}.\n",
         "Model: 2 layers, width 64, 2 heads (D = 32, 16 RoPE frequencies, base 1e4), "
         f"{steps} steps of 16 x 128 tokens, lr 3e-3; tiny and short to fit a shared 2-core CPU. "
         "theta_eff = exp(sum_i p_i log theta_i), p from 8 fixed validation windows, "
@@ -515,16 +422,9 @@ def markdown(payload: dict, name: str) -> str:
             f"- {label}: c = {f['c']:.3f}, 95% CI {ci} over {n} runs "
             f"(paper 3.02, theory pi = 3.142).{slope}"
         )
-    lines += [
-        "",
-        f"Figures: `{name}_fit.png` (theta_eff against W), `{name}_heatmap.png` "
-        "(p_i against training step from the runs' metrics.jsonl, seed 0, "
-        "mean over layers and heads), "
-        f"`{name}_spectra.png` (final p_i per layer).",
-        "",
-    ]
-    return "\n".join(lines)
+    lines.append("")
+    return lines
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

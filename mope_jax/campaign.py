@@ -104,13 +104,18 @@ class Comparison:
 @dataclass(frozen=True)
 class Scale:
     """Model and train fields (``ModelConfig``/``TrainConfig`` keyword arguments), the number of
-    seeds, and optionally ``DataConfig`` fields on top of the experiment's data."""
+    seeds, and optionally ``DataConfig`` fields on top of the experiment's data.
+
+    row_overrides: ``{row name: dotted overrides}`` applied after that row's own overrides at
+    this scale only (a row whose steps or data size differ per scale, e.g. a task that trains
+    longer than the others at one scale)."""
 
     name: str
     model: dict
     train: dict
     seeds: int
     data: dict | None = None
+    row_overrides: dict | None = None
 
 
 Section = Callable[["Experiment", "Scale", list], str]
@@ -175,6 +180,9 @@ class Experiment:
         for s in self.scales:
             if s.seeds < 1:
                 raise CampaignError(f"{where}: scale {s.name} needs at least one seed")
+            unknown = sorted(set(s.row_overrides or {}) - rows)
+            if unknown:
+                raise CampaignError(f"{where}: scale {s.name} row_overrides name no row {unknown}")
 
     def row(self, name: str) -> Row:
         for r in self.rows:
@@ -305,7 +313,8 @@ def row_config(experiment: Experiment, scale: Scale, row: Row, data: dict | None
             train=TrainConfig(**scale.train),
             name=f"{experiment.name}-{scale.name}",
         )
-        cfg = apply_overrides(apply_variant(base, row.variant), list(row.overrides))
+        extra = list((scale.row_overrides or {}).get(row.name, ()))
+        cfg = apply_overrides(apply_variant(base, row.variant), list(row.overrides) + extra)
     except (TypeError, ValueError) as e:  # ConfigError is a ValueError; so is a renamed variant
         raise CampaignError(f"{experiment.name}/{scale.name} row {row.name}: {e}") from None
     if not registry.declared_causal(cfg.model):  # allowed, and labelled everywhere
@@ -1023,6 +1032,16 @@ def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) ->
         f"{t.lr:g} (warmup {t.warmup_steps}, cosine), weight decay {t.weight_decay:g}; "
         f"{t.eval_batches} eval batches per split; {sc.seeds} seeds planned."
     )
+    if sc.row_overrides:
+        text += (
+            " At this scale also: "
+            + "; ".join(
+                f"`{r}`: {', '.join(_no_location(x) for x in o)}"
+                for r, o in sc.row_overrides.items()
+                if o
+            )
+            + "."
+        )
     any_rec = next((rs[0] for rs in recs.values() if rs), None)
     if any_rec is not None:
         d = any_rec.get("config", {}).get("data", {})
@@ -1031,6 +1050,14 @@ def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) ->
         sha = (any_rec.get("corpus") or {}).get("sha256")
         text += f" Data: {what}" + (f" (sha256 {sha[:12]})" if sha else "") + "."
     return text
+
+
+def _no_location(override: str) -> str:
+    """``data.path=/a/b/c.txt`` -> ``data.path=c.txt``: the table names no machine's folders."""
+    key, _, value = override.partition("=")
+    if key.strip().split(".")[-1] in _LOCATION_FIELDS and value:
+        return f"{key}={Path(value).name}"
+    return override
 
 
 def _provenance(records: list[dict]) -> str:

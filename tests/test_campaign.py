@@ -148,6 +148,41 @@ def test_noncausal_rows_are_allowed_and_labelled():
         campaign.Experiment("x", "x", exp.rows, exp.scales, baseline="z")
 
 
+def test_scale_row_overrides_apply_to_that_row_at_that_scale_only():
+    model = dict(block_size=16, n_layer=1, n_head=2, n_embd=16)
+    rows = (campaign.Row("a", "learned"), campaign.Row("b", "learned", ("train.lr=2e-2",)))
+    exp = campaign.Experiment(
+        name="x",
+        title="x",
+        rows=rows,
+        scales=(
+            campaign.Scale("s", model, dict(max_steps=10), 1),
+            campaign.Scale(
+                "l",
+                model,
+                dict(max_steps=10),
+                1,
+                row_overrides={"b": ("train.max_steps=30", "data.path=/x/y/z.txt")},
+            ),
+        ),
+        baseline="a",
+    )
+    cfg = {(s, r): campaign.row_config(exp, exp.scale(s), exp.row(r)) for s in "sl" for r in "ab"}
+    assert [cfg[k].train.max_steps for k in [("s", "a"), ("s", "b"), ("l", "a"), ("l", "b")]] == [
+        10,
+        10,
+        10,
+        30,
+    ]
+    assert cfg[("l", "b")].train.lr == 2e-2  # after the row's own overrides
+    text = campaign.render_campaign(exp, "l", [])
+    assert "At this scale also: `b`: train.max_steps=30, data.path=z.txt." in text  # no folders
+    assert "At this scale also" not in campaign.render_campaign(exp, "s", [])
+    bad = campaign.Scale("z", model, {}, 1, row_overrides={"c": ("train.lr=1",)})
+    with pytest.raises(CampaignError, match=r"scale z row_overrides name no row \['c'\]"):
+        campaign.Experiment("x", "x", rows, (bad,), baseline="a")
+
+
 def fake_records(values: dict[str, list[float | None]]) -> list[dict]:
     recs = []
     for i, (row, vals) in enumerate(values.items()):

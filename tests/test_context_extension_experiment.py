@@ -1,0 +1,84 @@
+"""experiments/context_extension.py: paper B's context-extension campaign declaration, and a
+smoke campaign of its two rows whose records carry the analysis the sections render."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mope_jax.campaign import data_fields, load_experiment, render_campaign, row_config
+from mope_jax.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_declaration_keeps_the_single_script_settings():
+    exp = load_experiment("context_extension", REPO)
+    assert exp.baseline == "language" and exp.analyze is not None and len(exp.sections) == 3
+    assert [r.name for r in exp.rows] == ["language", "arithmetic"]
+    assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 3)]
+    cfg = {}
+    for s in exp.scales:
+        data = data_fields(exp, s, REPO)
+        for r in exp.rows:
+            cfg[(s.name, r.name)] = row_config(exp, s, r, data)
+    lang, arith = cfg[("cpu", "language")], cfg[("cpu", "arithmetic")]
+    assert Path(lang.data.path).name == "input.txt"
+    assert Path(arith.data.path).name == "igsm_train.txt" and "cpu" in arith.data.path
+    assert (lang.model.block_size, lang.train.batch_size, lang.train.max_steps) == (64, 32, 500)
+    assert (arith.model.block_size, arith.train.batch_size, arith.train.max_steps) == (
+        128,
+        16,
+        800,
+    )
+    assert (arith.train.eval_interval, arith.train.warmup_steps) == (200, 50)
+    assert (lang.train.eval_interval, lang.train.lr) == (125, 3e-3)
+    for c in cfg.values():
+        m = c.model
+        assert (m.n_layer, m.n_head, m.n_embd, m.dropout) == (2, 2, 64, 0.0)
+        assert (m.pos_encoding, m.qk_position) == ("none", "rope")
+    smoke = cfg[("smoke", "arithmetic")]
+    assert smoke.train.max_steps == 20 and "smoke" in smoke.data.path
+    assert "## Context extension" not in render_campaign(exp, "cpu", [])
+
+
+@pytest.mark.slow
+def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, tmp_path):
+    root = tmp_path / "repo"
+    (root / "experiments").mkdir(parents=True)
+    for f in ("__init__.py", "_paper_b.py", "context_extension.py"):
+        shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
+    # the shared TinyShakespeare beside the root, as in a checkout (the language row's corpus
+    # and the arithmetic model's other domain)
+    shared = tmp_path / "shared" / "data" / "tinyshakespeare"
+    shared.mkdir(parents=True)
+    shutil.copy(shakespeare_path, shared / "input.txt")
+    # to keep the test short: decode 8 characters instead of 96 and evaluate s = 1, 2 only
+    # (the greedy decoding and one compiled forward per (method, s) dominate the analysis)
+    mod = root / "experiments" / "context_extension.py"
+    text = mod.read_text()
+    for a, b in (
+        ("MAX_NEW = 96\n", "MAX_NEW = 8\n"),
+        ("FACTORS = (1, 2, 4)\n", "FACTORS = (1, 2)\n"),
+    ):
+        assert a in text
+        text = text.replace(a, b)
+    mod.write_text(text)
+    argv = ["campaign", "run", "context_extension", "--scale", "smoke"]
+    assert main([*argv, "--root", str(root), "--no-progress"]) == 0
+    out = root / "experiments" / "results" / "context_extension" / "smoke"
+    lang = json.loads((out / "records" / "language" / "seed0.json").read_text())["analysis"]
+    arith = json.loads((out / "records" / "arithmetic" / "seed0.json").read_text())["analysis"]
+    keys = {f"{m}@{s}" for m in ("none", "pi", "ntk", "yarn") for s in (1, 2)}
+    assert (lang["task"], lang["train_length"], set(lang["loss"])) == ("language", 64, keys)
+    assert (arith["task"], arith["train_length"], set(arith["answer"])) == ("arithmetic", 128, keys)
+    assert "answer" not in lang and lang["loss"]["pi@1"] == lang["loss"]["none@1"]
+    for a in (lang, arith):
+        assert a["energy"]["tv_other_domain"] is not None and 0 < a["energy"]["theta_eff"] <= 1
+    md = (out / "table.md").read_text()
+    for head in ("## Context extension", "## Paired differences", "## Frequency energy"):
+        assert head in md
+    assert "answer acc @ 2x" in md and "data.path=igsm_train.txt" in md and str(root) not in md

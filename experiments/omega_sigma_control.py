@@ -42,16 +42,25 @@ from pathlib import Path
 import jax
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_a import CORPUS, RESULTS, t_interval, train_seeds, write_rendered
+# Run as a file (``python experiments/omega_sigma_control.py``), sys.path[0] is experiments/, not
+# the repository root, so ``experiments.paper_a`` would not import: put the root first, as
+# ``python -m experiments.omega_sigma_control`` (run from the root) already has it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mope_jax.analysis import spectra
-from mope_jax.analysis.report import rendered_note
-from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
-from mope_jax.attention.ega_m import ega_m_init
-from mope_jax.encodings.morlet import clamp_paper, morlet_init
-from mope_jax.presets import apply_variant
-from mope_jax.train import lr_schedule
+from experiments.paper_a import (  # noqa: E402 (needs the repository root on sys.path, above)
+    CORPUS,
+    RESULTS,
+    t_interval,
+    train_seeds,
+    write_rendered,
+)
+from mope_jax.analysis import spectra  # noqa: E402
+from mope_jax.analysis.report import rendered_note  # noqa: E402
+from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig  # noqa: E402
+from mope_jax.attention.ega_m import ega_m_init  # noqa: E402
+from mope_jax.encodings.morlet import clamp_paper, morlet_init  # noqa: E402
+from mope_jax.presets import apply_variant  # noqa: E402
+from mope_jax.train import lr_schedule  # noqa: E402
 
 SCALES = {
     "smoke": dict(
@@ -123,7 +132,10 @@ def cell_config(base: Config, wd: str, init: str, constraint: str, model: str = 
 
 
 def initial_logs(cfg: Config, model: str, init: str) -> tuple[np.ndarray, np.ndarray]:
-    """Initial (log_omega, log_sigma) of every learned pair, flattened: MOPE (E/2,), EGA-M (L*4,)."""
+    """Initial (log_omega, log_sigma) of every learned pair, flattened.
+
+    MOPE: shape (E/2,); EGA-M: shape (L*4,).
+    """
     if model == "mope":
         return morlet_init(cfg.model.n_embd // 2, init=init, bound=cfg.model.mope_bound)
     lo, ls = ega_m_init(init=init, bound=cfg.model.mope_bound)
@@ -136,12 +148,12 @@ def learned_logs(params, model: str) -> tuple[np.ndarray, np.ndarray]:
         p = params["mope"]
         return np.asarray(p["log_omega"], np.float64), np.asarray(p["log_sigma"], np.float64)
     layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
-    get = lambda name: np.concatenate(
-        [
-            np.asarray(params[k]["attn"]["ega_m"][name], np.float64)  # noqa: E731
-            for k in layers
-        ]
-    )
+
+    def get(name: str) -> np.ndarray:
+        return np.concatenate(
+            [np.asarray(params[k]["attn"]["ega_m"][name], np.float64) for k in layers]
+        )
+
     return get("log_omega"), get("log_sigma")
 
 
@@ -173,7 +185,8 @@ def main(argv=None):
     ap.add_argument(
         "--models",
         default="mope",
-        help=f"comma-separated, from {','.join(MODELS)}: whose (omega, sigma) the rows learn (default mope)",
+        help=f"comma-separated, from {','.join(MODELS)}: "
+        "whose (omega, sigma) the rows learn (default mope)",
     )
     args = ap.parse_args(argv)
     models = [m for m in args.models.split(",") if m]
@@ -186,7 +199,8 @@ def main(argv=None):
     seeds = list(range(args.seeds or SCALES[args.scale]["seeds"]))
     base, sched = base_config(args.scale)
     print(
-        f"lr {sched['lr']:.3e}: sum lr = {sched['integrated_lr']:.4f} (reference {sched['reference_integrated_lr']:.4f})"
+        f"lr {sched['lr']:.3e}: sum lr = {sched['integrated_lr']:.4f} "
+        f"(reference {sched['reference_integrated_lr']:.4f})"
     )
     t_start = time.perf_counter()
     cells, panels = [], {}
@@ -241,8 +255,10 @@ def main(argv=None):
         )
         s = per_seed[0]
         print(
-            f"  {title}: on boundary {s[f'{pre}_on_boundary_frac']:.3f}, below {s[f'{pre}_below_bound_frac']:.3f}, "
-            f"sigma [{s[f'{pre}_sigma_min']:.2f}, {s[f'{pre}_sigma_max']:.2f}], val {s['val_loss']:.4f}"
+            f"  {title}: on boundary {s[f'{pre}_on_boundary_frac']:.3f}, "
+            f"below {s[f'{pre}_below_bound_frac']:.3f}, "
+            f"sigma [{s[f'{pre}_sigma_min']:.2f}, {s[f'{pre}_sigma_max']:.2f}], "
+            f"val {s['val_loss']:.4f}"
         )
     suffix = "" if models == ["mope"] else "_" + "_".join(m.replace("-", "") for m in models)
     plot = RESULTS / f"omega_sigma_control_{args.scale}{suffix}.png"
@@ -282,7 +298,8 @@ def render_markdown(p: dict, json_path: Path) -> str:
     model_line = "MOPE-only model (`a-mope`):"
     if with_ega_m:
         model_line = (
-            "Rows `mope`: MOPE-only model (`a-mope`, E/2 pairs); rows `ega-m`: learned table + EGA-M "
+            "Rows `mope`: MOPE-only model (`a-mope`, E/2 pairs); "
+            "rows `ega-m`: learned table + EGA-M "
             "(`a-ega-m`, the paper's full z-norm, NON-CAUSAL; 4 (omega, sigma) filters per layer, "
             "init omega = pi/l, l = 3/7/15/31; bound `mope_bound`). Model:"
         )
@@ -297,38 +314,54 @@ def render_markdown(p: dict, json_path: Path) -> str:
         rendered_note(p, json_path),
         "",
         f"{model_line} T={m['block_size']}, E={m['n_embd']} ({m['n_embd'] // 2} pairs), "
-        f"{m['n_layer']} layers x {m['n_head']} heads, no dropout; {t['max_steps']} steps x {t['batch_size']} "
-        f"windows, peak lr {p['schedule']['lr']:.2e} (warmup {t['warmup_steps']}, cosine) so that sum lr = "
-        f"{p['schedule']['integrated_lr']:.4f} = the reference schedule's {p['schedule']['reference_integrated_lr']:.4f}; "
-        f"weight decay {t['weight_decay']}; seeds {p['seeds']}. On the boundary: |omega sigma - 5| < 1e-3.",
+        f"{m['n_layer']} layers x {m['n_head']} heads, no dropout; "
+        f"{t['max_steps']} steps x {t['batch_size']} "
+        f"windows, peak lr {p['schedule']['lr']:.2e} (warmup {t['warmup_steps']}, cosine) "
+        "so that sum lr = "
+        f"{p['schedule']['integrated_lr']:.4f} = the reference schedule's "
+        f"{p['schedule']['reference_integrated_lr']:.4f}; "
+        f"weight decay {t['weight_decay']}; seeds {p['seeds']}. "
+        "On the boundary: |omega sigma - 5| < 1e-3.",
         "",
-        col
-        + "| wd on spectral | init | constraint | on boundary | below 5 | raw product < 5 (clamp acts) | omega sigma [min, median, max] "
+        col + "| wd on spectral | init | constraint | on boundary | below 5 "
+        "| raw product < 5 (clamp acts) | omega sigma [min, median, max] "
         "| omega range | sigma range | data shift of log sigma (median, max) | val loss |",
         ("|---" if with_ega_m else "") + "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c, model in zip(p["cells"], models):
         s = c["seeds"]
         pre = PREFIX[model]
-        f = lambda k: np.mean([x[k.replace("mope_", pre + "_", 1)] for x in s])  # noqa: E731
+
+        def f(k: str) -> float:
+            return np.mean([x[k.replace("mope_", pre + "_", 1)] for x in s])
+
         val = t_interval([x["val_loss"] for x in s])
         lines.append(
             (f"| {model} " if with_ega_m else "")
-            + f"| {'on' if c['weight_decay_on_spectral'] else 'off'} | {c['init']} | {c['constraint']} | "
-            f"{f('mope_on_boundary_frac'):.3f} | {f('mope_below_bound_frac'):.3f} | {f('mope_clamp_active_frac'):.3f} | "
-            f"[{f('mope_product_min'):.3f}, {f('mope_product_median'):.3f}, {f('mope_product_max'):.3f}] | "
-            f"[{f('mope_omega_min'):.2f}, {f('mope_omega_max'):.2f}] | [{f('mope_sigma_min'):.2f}, {f('mope_sigma_max'):.2f}] | "
-            f"{f('median_abs_data_shift_log_sigma'):.3f}, {f('max_abs_data_shift_log_sigma'):.3f} | {val[0]:.4f} |"
+            + f"| {'on' if c['weight_decay_on_spectral'] else 'off'} "
+            f"| {c['init']} | {c['constraint']} | "
+            f"{f('mope_on_boundary_frac'):.3f} | {f('mope_below_bound_frac'):.3f} "
+            f"| {f('mope_clamp_active_frac'):.3f} | "
+            f"[{f('mope_product_min'):.3f}, {f('mope_product_median'):.3f}, "
+            f"{f('mope_product_max'):.3f}] | "
+            f"[{f('mope_omega_min'):.2f}, {f('mope_omega_max'):.2f}] "
+            f"| [{f('mope_sigma_min'):.2f}, {f('mope_sigma_max'):.2f}] | "
+            f"{f('median_abs_data_shift_log_sigma'):.3f}, "
+            f"{f('max_abs_data_shift_log_sigma'):.3f} | {val[0]:.4f} |"
         )
     lines += [
         "",
-        "Weight decay alone in the paper's reference run (no data gradient at all; init on the boundary, "
+        "Weight decay alone in the paper's reference run "
+        "(no data gradient at all; init on the boundary, "
         f"5000 steps, through the clamp): log-parameters x {r['decay_factor']:.4f}, omega in "
-        f"[{r['omega_range'][0]:.2f}, {r['omega_range'][1]:.2f}], sigma in [{r['sigma_range'][0]:.2f}, "
-        f"{r['sigma_range'][1]:.2f}], on boundary {r['on_boundary_frac']:.3f}; the paper reports omega in "
+        f"[{r['omega_range'][0]:.2f}, {r['omega_range'][1]:.2f}], "
+        f"sigma in [{r['sigma_range'][0]:.2f}, "
+        f"{r['sigma_range'][1]:.2f}], on boundary {r['on_boundary_frac']:.3f}; "
+        "the paper reports omega in "
         f"[1.11, 3.35], sigma in [1.49, 4.50], all pairs on the boundary.",
         "",
-        f"Plot: `{p['plot']}` (sigma vs omega per cell, the hyperbola omega sigma = 5, init in grey).",
+        f"Plot: `{p['plot']}` "
+        "(sigma vs omega per cell, the hyperbola omega sigma = 5, init in grey).",
     ]
     return "\n".join(lines) + "\n"
 

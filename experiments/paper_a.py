@@ -260,7 +260,10 @@ def train_seeds(cfg: Config, seeds: list[int], *, log=print) -> tuple[list[dict]
 def t_interval(
     x: list[float] | np.ndarray, level: float = 0.95
 ) -> tuple[float, float, float, float]:
-    """(mean, std (ddof 1), ci_low, ci_high) with a Student-t interval; NaN std and bounds for n < 2."""
+    """(mean, std (ddof 1), ci_low, ci_high) with a Student-t interval.
+
+    std and the bounds are NaN for n < 2.
+    """
     s = summarize(x, confidence=level)
     return s.mean, (float("nan") if s.n < 2 else s.std), s.ci_low, s.ci_high
 
@@ -275,7 +278,10 @@ def paired(p: dict, a: str, b: str) -> dict | None:
 
 
 def render(p: dict, json_path: Path) -> dict[str, str]:
-    """``paper_a_<scale>.md`` from ``paper_a_<scale>.json`` alone (``mope-jax report --regenerate``)."""
+    """``paper_a_<scale>.md`` from ``paper_a_<scale>.json`` alone.
+
+    Used by ``mope-jax report --regenerate``.
+    """
     return {Path(json_path).with_suffix(".md").name: render_markdown(p, json_path)}
 
 
@@ -285,18 +291,23 @@ def render_markdown(p: dict, json_path: Path) -> str:
         f"# Paper A table, scale `{p['scale']}`",
         "",
         f"Made by `{p['command'].strip()}` on {p['date_utc']}, "
-        f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), git {env['git_commit']}; "
+        f"{env['platform']} ({env['cpu_count']} CPUs, backend {env['backend']}), "
+        f"git {env['git_commit']}; "
         f"{p['total_seconds']:.0f} s in all.",
         "",
         rendered_note(p, json_path),
         "",
-        f"Model: T={m['block_size']}, E={m['n_embd']}, {m['n_layer']} layers x {m['n_head']} heads, dropout "
-        f"{m['dropout']}; {t['max_steps']} steps x {t['batch_size']} windows, AdamW lr {t['lr']} (warmup "
-        f"{t['warmup_steps']}, cosine), weight decay {t['weight_decay']} on all parameters; val loss over "
+        f"Model: T={m['block_size']}, E={m['n_embd']}, "
+        f"{m['n_layer']} layers x {m['n_head']} heads, dropout "
+        f"{m['dropout']}; {t['max_steps']} steps x {t['batch_size']} windows, "
+        f"AdamW lr {t['lr']} (warmup "
+        f"{t['warmup_steps']}, cosine), weight decay {t['weight_decay']} on all parameters; "
+        "val loss over "
         f"{t['eval_batches']} random val batches at the last step; seeds {p['seeds']}. "
         "Paired diff = variant - baseline with the same seed (same batches).",
         "",
-        "| variant | paper row | causal (declared / audit, leak_rel) | val loss mean +- std | 95% CI | "
+        "| variant | paper row | causal (declared / audit, leak_rel) "
+        "| val loss mean +- std | 95% CI | "
         "diff vs baseline [95% CI] | paper (ref. scale) |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -323,7 +334,8 @@ def render_markdown(p: dict, json_path: Path) -> str:
     if gains:
         lines += [
             "",
-            "Paired comparisons, val(A) - val(B) with the same seed (negative = A better); the first four "
+            "Paired comparisons, val(A) - val(B) with the same seed (negative = A better); "
+            "the first four "
             "are the EGA gain (same model with and without the gate):",
             "",
             "| A | B | what differs | diff mean [95% CI] | per seed |",
@@ -331,7 +343,8 @@ def render_markdown(p: dict, json_path: Path) -> str:
         ]
         for a, b, g, d in gains:
             lines.append(
-                f"| `{a}` | `{b}` | {g} | {d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] | "
+                f"| `{a}` | `{b}` | {g} | "
+                f"{d['mean']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] | "
                 + ", ".join(f"{x:+.4f}" for x in d["per_seed"])
                 + " |"
             )
@@ -348,7 +361,8 @@ def render_markdown(p: dict, json_path: Path) -> str:
         for r in mope:
             s = r["seeds"][0]
             lines.append(
-                f"| `{r['variant']}` | {s['mope_on_boundary_frac']:.3f} | {s['mope_clamp_active_frac']:.3f} | "
+                f"| `{r['variant']}` | {s['mope_on_boundary_frac']:.3f} "
+                f"| {s['mope_clamp_active_frac']:.3f} | "
                 f"[{s['mope_omega_min']:.3f}, {s['mope_omega_max']:.3f}] | "
                 f"[{s['mope_sigma_min']:.3f}, {s['mope_sigma_max']:.3f}] |"
             )

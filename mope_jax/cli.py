@@ -89,13 +89,15 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         "--data",
         default=None,
         type=_nonempty,
-        help="'blocks' (built-in synthetic task, default), 'tinyshakespeare' (tensorflow-datasets), "
+        help="'blocks' (built-in synthetic task, default), "
+        "'tinyshakespeare' (tensorflow-datasets), "
         "or a path to a UTF-8 text file",
     )
     p.add_argument(
         "--tfds-manual-dir",
         default=None,
-        help="folder holding karpathy's input.txt, so tfds builds tiny_shakespeare without a download",
+        help="folder holding karpathy's input.txt, "
+        "so tfds builds tiny_shakespeare without a download",
     )
     p.add_argument(
         "overrides", nargs="*", metavar="key=value", help="config overrides, e.g. train.lr=1e-3"
@@ -137,7 +139,8 @@ def cmd_train(args) -> int:
         return EXIT_INTERRUPTED if res.sigterm else EXIT_OK
     print(
         f"done: {f['steps']} steps  val loss {_num(f.get('final_val_loss'), '.4f')} nats/token  "
-        f"(best {_num(f.get('best_val_loss'), '.4f')})  {_num(f.get('tokens_per_s'), ',.0f')} tokens/s  "
+        f"(best {_num(f.get('best_val_loss'), '.4f')})  "
+        f"{_num(f.get('tokens_per_s'), ',.0f')} tokens/s  "
         f"{'causal' if f['causality']['declared_causal'] else 'NON-CAUSAL'}"
     )
     print(f"results: {run_dir / 'final.json'}")
@@ -261,7 +264,8 @@ def cmd_report(args) -> int:
         if args.check:
             for f in drift:
                 print(
-                    f"drift: {_rel(f)} differs from what its JSON or records render; fix: mope-jax report --regenerate {shown}"
+                    f"drift: {_rel(f)} differs from what its JSON or records render; "
+                    f"fix: mope-jax report --regenerate {shown}"
                 )
             if drift:
                 return 1
@@ -302,8 +306,10 @@ def cmd_presets(args) -> int:
         n = count_params(jax.eval_shape(lambda: init_params(m, jax.random.PRNGKey(0))))
         tokens = t.max_steps * t.batch_size * m.block_size
         print(
-            f"  {p.name:<12} {n / 1e6:5.2f}M params at vocab {m.vocab_size}; T={m.block_size} E={m.n_embd} "
-            f"{m.n_layer} layers x {m.n_head} heads; {t.max_steps} steps x {t.batch_size} windows = "
+            f"  {p.name:<12} {n / 1e6:5.2f}M params at vocab {m.vocab_size}; "
+            f"T={m.block_size} E={m.n_embd} "
+            f"{m.n_layer} layers x {m.n_head} heads; "
+            f"{t.max_steps} steps x {t.batch_size} windows = "
             f"{tokens / 1e6:.1f}M tokens [{p.target}]: {p.description}"
         )
     print("\nmodel variants (--variant):")
@@ -334,7 +340,8 @@ def cmd_audit(args) -> int:
         rows += audit_model_variants(seq_len=args.seq_len)
     if not rows:  # an empty selection must never read as a pass
         raise UsageError(
-            f"the selection (--slot {' --slot '.join(args.slot or [])}) matches no variant to audit; "
+            f"the selection (--slot {' --slot '.join(args.slot or [])}) "
+            "matches no variant to audit; "
             "every slot's default is audited once, as pos_encoding=learned"
         )
     print(format_table(rows))

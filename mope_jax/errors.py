@@ -37,4 +37,7 @@ class UsageError(MopeError, ValueError):
 
 
 class CampaignError(MopeError, ValueError):
-    """A bad campaign request: unknown experiment, scale or row, stale records, no repository root."""
+    """A bad campaign request.
+
+    Unknown experiment, scale or row, stale records, or no repository root.
+    """

@@ -443,7 +443,8 @@ def test_paper_a_is_declared_as_a_campaign():
     assert {k: mid.train[k] for k in ("batch_size", "max_steps", "lr", "warmup_steps")} == dict(
         batch_size=16, max_steps=2000, lr=1e-3, warmup_steps=120
     )
-    assert len(exp.comparisons) == 7
+    assert len(exp.comparisons) == 11  # 7 gains, 2 gate differences, 2 EGA x MOPE interactions
+    assert sum(c.c is not None for c in exp.comparisons) == 2
     noncausal = [r.name for r in exp.rows if not campaign.declared_causal(exp, smoke, r)]
     assert noncausal == ["a-ega1", "a-ega-morlet"]
     results = REPO / "experiments" / "results" / "paper_a" / "smoke"

@@ -1,6 +1,6 @@
 """``mope-jax``: thin command line over the library (parse, call, print).
 
-    mope-jax demo                                   the main job: 3 encodings on built-in data
+    mope-jax demo                                   the main job: a leak made visible
     mope-jax audit                                  causality audit of every registered variant
     mope-jax presets                                list presets and model variants
     mope-jax train --preset cpu --variant rope --data input.txt --run-dir runs/rope
@@ -566,7 +566,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     p.set_defaults(func=cmd_audit)
 
-    p = sub.add_parser("demo", help="the main job: train 3 encodings on built-in data and compare")
+    p = sub.add_parser(
+        "demo",
+        help="the main job: a baseline, a leaking paper mechanism and its causal twin on "
+        "built-in data, beside the Bayes-optimal loss",
+    )
     p.add_argument("--steps", type=_int_at_least(1), default=None, help="training steps per model")
     p.add_argument("--run-root", default="runs/demo")
     p.add_argument("--no-progress", action="store_true")

@@ -86,13 +86,16 @@ class Comparison:
 @dataclass(frozen=True)
 class Scale:
     """Model and train fields (``ModelConfig``/``TrainConfig`` keyword arguments), the number of
-    seeds, and optionally ``DataConfig`` fields on top of the experiment's data."""
+    seeds, and optionally ``DataConfig`` fields on top of the experiment's data, and the names
+    of the rows planned (and tabled) at this scale (None: every row; a grid whose points depend
+    on the scale lists its own; the baseline must be one of them)."""
 
     name: str
     model: dict
     train: dict
     seeds: int
     data: dict | None = None
+    rows: tuple[str, ...] | None = None
 
 
 Section = Callable[["Experiment", "Scale", list], str]
@@ -154,6 +157,15 @@ class Experiment:
         for s in self.scales:
             if s.seeds < 1:
                 raise CampaignError(f"{where}: scale {s.name} needs at least one seed")
+            if s.rows is not None:
+                object.__setattr__(s, "rows", tuple(s.rows))
+                unknown = [n for n in s.rows if n not in rows]
+                if unknown:
+                    raise CampaignError(f"{where}: scale {s.name} lists unknown rows {unknown}")
+                if self.baseline not in s.rows:
+                    raise CampaignError(
+                        f"{where}: scale {s.name} does not list the baseline {self.baseline!r}"
+                    )
 
     def row(self, name: str) -> Row:
         for r in self.rows:
@@ -163,6 +175,12 @@ class Experiment:
             f"experiment {self.name} has no row {name!r}; its rows: "
             + ", ".join(r.name for r in self.rows)
         )
+
+    def rows_at(self, scale: Scale) -> tuple[Row, ...]:
+        """The rows planned at ``scale``: its ``rows`` (in the experiment's order), else all."""
+        if scale.rows is None:
+            return self.rows
+        return tuple(r for r in self.rows if r.name in scale.rows)
 
     def scale(self, name: str) -> Scale:
         for s in self.scales:
@@ -353,7 +371,13 @@ class Campaign:
         if isinstance(experiment, str):
             experiment = load_experiment(experiment, root)
         sc = experiment.scale(scale)
-        selected = [experiment.row(r) for r in rows] if rows else list(experiment.rows)
+        selected = [experiment.row(r) for r in rows] if rows else list(experiment.rows_at(sc))
+        off = [r.name for r in selected if r not in experiment.rows_at(sc)]
+        if off:
+            raise CampaignError(
+                f"rows {off} are not planned at scale {sc.name}; its rows: "
+                + ", ".join(r.name for r in experiment.rows_at(sc))
+            )
         n = sc.seeds if seeds is None else int(seeds)
         if n < 1:
             raise CampaignError(f"--seeds {n}: a campaign needs at least one seed")
@@ -818,14 +842,15 @@ def paired(recs: dict[str, list[dict]], a: str, b: str, metric: str):
     return seeds, paired_t([va[s] for s in seeds], [vb[s] for s in seeds])
 
 
-def comparison_family(experiment: Experiment) -> list[tuple[str, str]]:
-    """Every hypothesis Holm adjusts over: each row against the baseline, then the declared
-    comparisons; a pair asked twice ((a, b) or (b, a)) counts once."""
+def comparison_family(experiment: Experiment, scale: Scale | None = None) -> list[tuple[str, str]]:
+    """Every hypothesis Holm adjusts over: each row (planned at ``scale``) against the baseline,
+    then the declared comparisons (of rows at ``scale``); a pair asked twice ((a, b) or (b, a))
+    counts once."""
     pairs, seen = [], set()
-    cands = [
-        (r.name, experiment.baseline) for r in experiment.rows if r.name != experiment.baseline
-    ]
-    cands += [(c.a, c.b) for c in experiment.comparisons]
+    at = experiment.rows if scale is None else experiment.rows_at(scale)
+    names = {r.name for r in at}
+    cands = [(r.name, experiment.baseline) for r in at if r.name != experiment.baseline]
+    cands += [(c.a, c.b) for c in experiment.comparisons if c.a in names and c.b in names]
     for a, b in cands:
         key = tuple(sorted((a, b)))
         if key not in seen:
@@ -840,10 +865,12 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
 
     sc = experiment.scale(scale) if isinstance(scale, str) else scale
     metric = experiment.metric
-    rows = {r.name: r for r in experiment.rows}
+    at = experiment.rows_at(sc)
+    rows = {r.name: r for r in at}
     recs = {k: v for k, v in by_row(records).items() if k in rows}
-    causal = {r.name: declared_causal(experiment, sc, r) for r in experiment.rows}
-    family = comparison_family(experiment)
+    causal = {r.name: declared_causal(experiment, sc, r) for r in at}
+    family = comparison_family(experiment, sc)
+    comparisons = [c for c in experiment.comparisons if c.a in rows and c.b in rows]
     tests = {}
     for a, b in family:
         tests[(a, b)] = paired(recs, a, b, metric)
@@ -878,13 +905,13 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         "losses are not causal-LM losses.",
         "",
     ]
-    has_paper = any(r.paper is not None for r in experiment.rows)
+    has_paper = any(r.paper is not None for r in at)
     head = (
         "| row | label | causality | n | mean | std | 95% CI | "
         f"diff vs `{experiment.baseline}` [95% CI] | p | Holm p |"
     )
     lines += [head + (" paper |" if has_paper else ""), "|---" * (10 + has_paper) + "|"]
-    for row in experiment.rows:
+    for row in at:
         rs = recs.get(row.name, [])
         vals = [r[metric] for r in rs if r.get(metric) is not None]
         caus = _causality_cell(causal[row.name], rs, experiment.audit)
@@ -910,7 +937,7 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         if has_paper:
             cells.append("" if row.paper is None else _f(row.paper))
         lines.append("| " + " | ".join(cells) + " |")
-    if experiment.comparisons:
+    if comparisons:
         lines += [
             "",
             "## Comparisons",
@@ -921,7 +948,7 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
             "| a - b | what differs | n | mean [95% CI] | per seed | p | Holm p |",
             "|---|---|---|---|---|---|---|",
         ]
-        for comp in experiment.comparisons:
+        for comp in comparisons:
             name = (
                 f"{display(rows[comp.a], causal[comp.a])} - {display(rows[comp.b], causal[comp.b])}"
             )

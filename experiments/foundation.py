@@ -9,7 +9,8 @@ Row:      ``learned``: the ``learned`` variant (GPT-2's learned absolute positio
           128, no dropout, 1500 steps x 32 windows, lr 2e-3, warmup 100, evaluated every 250
           steps on 20 batches), i.e. ``mope-jax train --preset cpu --variant learned --data
           input.txt``; ``smoke`` is a pipeline check at a tiny size (1 layer, width 32, 40 steps).
-Runtime per run: smoke TIME_SMOKE; cpu ~15-25 min on 2 CPU cores (1 seed), as measured by the
+Runtime per run: smoke ~9 s with compilation and evaluation (18 s with start-up; `nice -n 5`, a
+shared 2-core CPU; val 3.4673); cpu ~15-25 min on 2 CPU cores (1 seed), as measured by the
 single-script version, whose table is kept (``results/foundation/cpu_tinyshakespeare.{json,md,
 png}``, rendered by the library's ``render_records``): val 1.7315 after 1500 steps, 2,468
 tokens/s while other jobs shared the machine. The cpu campaign itself has not been run yet.

@@ -177,10 +177,10 @@ class Experiment:
         )
 
     def rows_at(self, scale: Scale) -> tuple[Row, ...]:
-        """The rows planned at ``scale``: its ``rows`` (in the experiment's order), else all."""
+        """The rows planned at ``scale``: its ``rows`` (in that order), else all."""
         if scale.rows is None:
             return self.rows
-        return tuple(r for r in self.rows if r.name in scale.rows)
+        return tuple(self.row(n) for n in scale.rows)
 
     def scale(self, name: str) -> Scale:
         for s in self.scales:

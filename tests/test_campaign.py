@@ -166,12 +166,12 @@ def test_scale_rows_plan_and_table_only_the_rows_of_that_scale(tmp_path):
         baseline="b",
         comparisons=(campaign.Comparison("y", "x", "only at t"),),
     )
-    assert [r.name for r in exp.rows_at(exp.scale("s"))] == ["b", "x"]
+    assert [r.name for r in exp.rows_at(exp.scale("s"))] == ["x", "b"]  # the scale's order
     assert exp.rows_at(exp.scale("t")) == rows
     (root := tmp_path / "r" / "experiments").mkdir(parents=True)
     (root / "__init__.py").write_text("")
     c = campaign.Campaign.open(exp, "s", root.parent)
-    assert [r.name for r in c.rows] == ["b", "x"]
+    assert [r.name for r in c.rows] == ["x", "b"]
     with pytest.raises(CampaignError, match=r"rows \['y'\] are not planned at scale s"):
         campaign.Campaign.open(exp, "s", root.parent, rows=["y"])
     recs = fake_records({"b": [2.0, 2.1], "x": [1.9, 2.05], "y": [1.0, 1.1]})

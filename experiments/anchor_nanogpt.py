@@ -1,24 +1,33 @@
-"""Trainer check against nanoGPT, and bf16 against f32, at nanoGPT's character config.
+"""Trainer check against nanoGPT, and bf16 against f32, at nanoGPT's character config: a campaign.
 
-Command:  python experiments/anchor_nanogpt.py --runs DIR [--data input.txt]
-          (trains what is missing under DIR/f32 and DIR/bf16 with the two `mope-jax sweep`
-          commands below, then renders; 3 seeds x 1000 steps per dtype, ~14 min per dtype on a
-          quiet 2-core CPU; re-running it on finished sweeps only re-reads their records)
-Writes:   experiments/results/anchor/anchor_nanogpt_char.{json,md}  (the per-seed numbers are in
-          the JSON, so the table re-renders without the run folders)
+Command:  mope-jax campaign run anchor_nanogpt --scale nanogpt-char [--budget-minutes M]
+          (status: mope-jax campaign status anchor_nanogpt; ``python experiments/anchor_nanogpt.py
+          --scale S`` is an alias of the run command; ``--corpus PATH`` if TinyShakespeare is not
+          at ../shared/data/tinyshakespeare/input.txt)
+Writes:   experiments/results/anchor_nanogpt/<scale>/records/<row>/seed<s>.json and table.md
+Rows:     ``learned`` (f32, the baseline) and ``learned-bf16`` (model.compute_dtype=bfloat16);
+          the seeds of a row train as one ``map`` sweep program (seed s = ``mope-jax train
+          --preset reference --variant learned ANCHOR... train.seed=s``, bitwise on CPU), and seed s
+          draws the same batches in both rows, so bf16 - f32 is paired.
+Runtime per run: smoke (T=32, 1 x 32, 30 steps, 2 seeds per row) ~8 s (a row's 2 seeds in 15-17 s
+with compilation and evaluation, all 4 runs 44 s with start-up; `nice -n 5` on a 2-core CPU
+shared with a training campaign; bf16 - f32 +0.0001 there); nanogpt-char (3 seeds x
+1000 steps per row) ~14 min per row of 3 seeds on a quiet 2-core CPU, ~5 min per run, as
+measured by the single-script version (``results/anchor/anchor_nanogpt_char.{json,md}``, kept;
+its renderer is ``render`` below): f32 1.8848 +- 0.0099, bf16 1.8840 +- 0.0067 over seeds 0-2,
+anchor passes (-0.0185), bf16 within the seed spread (-0.0008). The nanogpt-char campaign
+itself has not been run yet: its records are to be made by the command above.
 
-The runs (nanoGPT's names in DESIGN.md / issue 14: 4 layers, 4 heads, width 128, T=128,
-batch 32, dropout 0, no biases, AdamW lr 1e-3 beta2 0.99, weight decay 0.1 on 2-D weights,
-warmup 100, cosine to 1e-4 at 1000 iterations, clip 1.0, TinyShakespeare paper split, 200 eval
-batches), each a `map` sweep of seeds 0, 1, 2 (bitwise equal to `mope-jax train` per seed):
+Scale ``nanogpt-char`` is exactly the earlier script's (nanoGPT's names in DESIGN.md / issue 14:
+4 layers, 4 heads, width 128, T=128, batch 32, dropout 0, no biases, AdamW lr 1e-3 beta2 0.99,
+weight decay 0.1 on 2-D weights, warmup 100, cosine to 1e-4 at 1000 iterations, clip 1.0,
+TinyShakespeare paper split, 200 eval batches; the other fields the reference preset's).
+Scale ``smoke`` is a pipeline check of the same recipe at a tiny size.
 
-    mope-jax sweep --preset reference --variant learned --data input.txt --seeds 3 --strategy map \\
-        --run-dir DIR/f32 ANCHOR...
-    (the same) --run-dir DIR/bf16 ANCHOR... model.compute_dtype=bfloat16
-
-Claims checked:
+Claims checked (``verdict_section``, computed from the records alone):
   * issue 15's anchor: karpathy's nanoGPT reaches val 1.9033 +- 0.0166 (3 seeds, measured by
-    the project on this machine's kind); our `learned` baseline must land within +-0.03 of it;
+    the project on this machine's kind); our ``learned`` f32 mean must land within +-0.03 of it
+    (judged at scale nanogpt-char only);
   * issue 14's bf16 rule: bf16 is offered only if its val loss differs from f32 by no more
     than the seed spread; the rule applied here is |mean paired bf16 - f32 difference| <= the
     f32 seed standard deviation, and the difference's 95% interval is printed beside it.
@@ -26,15 +35,15 @@ Claims checked:
 
 from __future__ import annotations
 
-import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from mope_jax.campaign import Experiment, Row, Scale, by_row
+
 RESULTS = Path(__file__).resolve().parent / "results" / "anchor"
+
 ANCHOR = [
     "model.block_size=128",
     "model.n_layer=4",
@@ -62,49 +71,124 @@ NANOGPT = {
 SEEDS = 3
 
 
-def sweep_command(run_dir: Path, data: str, dtype: str) -> list[str]:
+def _fields(overrides: list[str], section: str) -> dict:
+    """The ``section.*`` fields that ``overrides`` name, with the values they set (parsed as
+    ``mope-jax`` parses them), as ``ModelConfig``/``TrainConfig`` keyword arguments."""
+    import mope_jax.presets  # noqa: F401  (registers the variants the config checks know)
+    from mope_jax.config import Config, apply_overrides
+
+    obj = getattr(apply_overrides(Config(), list(overrides)), section)
+    names = [o.split("=", 1)[0].split(".", 1)[1] for o in overrides if o.startswith(section + ".")]
+    return {k: getattr(obj, k) for k in names}
+
+
+SMOKE = dict(
+    model=dict(block_size=32, n_layer=1, n_head=2, n_embd=32, dropout=0.0, use_bias=False),
+    train=dict(
+        batch_size=8,
+        max_steps=30,
+        lr=2e-3,
+        min_lr=1e-4,
+        warmup_steps=5,
+        decay_group="2d",
+        beta2=0.99,
+        eval_batches=4,
+        eval_interval=30,
+        log_interval=30,
+        checkpoint_interval=30,
+    ),
+)
+ANCHOR_SCALE = "nanogpt-char"
+
+
+def verdict_lines(f32: np.ndarray, diff: np.ndarray, ref: dict) -> list[str]:
+    """The anchor verdict (mean of the f32 values against nanoGPT's) and the bf16 rule (mean of
+    the paired bf16 - f32 differences against the f32 seed std)."""
+    from mope_jax.analysis.stats import summarize
+
+    s, d = summarize(f32), summarize(diff)
+    gap = s.mean - ref["mean"]
     return [
-        sys.executable,
-        "-m",
-        "mope_jax",
-        "sweep",
-        "--preset",
-        "reference",
-        "--variant",
-        "learned",
-        "--data",
-        data,
-        "--seeds",
-        str(SEEDS),
-        "--strategy",
-        "map",
-        "--run-dir",
-        str(run_dir),
-        "--no-progress",
-        *ANCHOR,
-        *DTYPES[dtype],
+        f"- **Anchor** (|mean - {ref['mean']}| <= {ref['tolerance']}): "
+        f"f32 mean - nanoGPT = {gap:+.4f}: "
+        + ("**passes**." if abs(gap) <= ref["tolerance"] else "**fails**."),
+        f"- **bf16 - f32** (paired by seed): {d.mean:+.4f}, "
+        f"95% CI [{d.ci_low:+.4f}, {d.ci_high:+.4f}]; "
+        f"f32 seed std {s.std:.4f}. bf16 is within the seed spread: "
+        + ("**yes**" if abs(d.mean) <= s.std else "**no**")
+        + " (|mean difference| <= f32 seed std).",
     ]
 
 
-def read_seeds(run_dir: Path) -> list[dict]:
-    out = []
-    for s in range(SEEDS):
-        rec = json.loads((run_dir / f"seed{s}" / "final.json").read_text())
-        out.append(
-            {
-                k: rec.get(k)
-                for k in (
-                    "seed",
-                    "final_val_loss",
-                    "final_train_loss",
-                    "best_val_loss",
-                    "tokens_per_s",
-                    "train_seconds",
-                    "steps",
-                )
-            }
+def verdict_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """The anchor and bf16 verdicts from the records (``learned`` = f32, ``learned-bf16``)."""
+    recs = by_row(records)
+    f32 = {int(r["seed"]): r["final_val_loss"] for r in recs.get("learned", [])}
+    bf16 = {int(r["seed"]): r["final_val_loss"] for r in recs.get("learned-bf16", [])}
+    seeds = sorted(set(f32) & set(bf16))
+    ref = NANOGPT
+    lines = [
+        "## Verdicts",
+        "",
+        f"karpathy's nanoGPT ({ref['source']}): {ref['mean']:.4f} +- {ref['std']:.4f} "
+        f"(n {ref['n']}), at scale `{ANCHOR_SCALE}`. The anchor uses every f32 seed "
+        f"({len(f32)}); bf16 - f32 is paired over the seeds both rows have ({len(seeds)}).",
+        "",
+    ]
+    if len(f32) < 2 or len(seeds) < 2:
+        return "\n".join(lines + ["Verdicts need at least two f32 seeds and two paired seeds."])
+    out = verdict_lines(
+        np.array([f32[s] for s in sorted(f32)]),
+        np.array([bf16[s] - f32[s] for s in seeds]),
+        ref,
+    )
+    if scale.name != ANCHOR_SCALE:
+        out[0] = (
+            f"- **Anchor**: not judged at scale `{scale.name}` (nanoGPT's {ref['mean']} is for "
+            f"`{ANCHOR_SCALE}`)."
         )
-    return out
+    return "\n".join(lines + out)
+
+
+EXPERIMENT = Experiment(
+    name="anchor_nanogpt",
+    title="Trainer check against nanoGPT; bf16 against f32 (nanoGPT's character config)",
+    rows=(
+        Row("learned", "learned", label="mope-jax `learned`, f32"),
+        Row(
+            "learned-bf16",
+            "learned",
+            overrides=tuple(DTYPES["bf16"]),
+            label="mope-jax `learned`, bf16 compute",
+        ),
+    ),
+    scales=(
+        Scale("smoke", SMOKE["model"], SMOKE["train"], 2),
+        Scale(ANCHOR_SCALE, _fields(ANCHOR, "model"), _fields(ANCHOR, "train"), SEEDS),
+    ),
+    baseline="learned",
+    claim=(
+        "karpathy's nanoGPT reaches val loss 1.9033 +- 0.0166 at its character config (issue "
+        "15): mope-jax's `learned` f32 must land within +-0.03 of it; bf16 is offered only if "
+        "it differs from f32 by no more than the seed spread (issue 14)."
+    ),
+    sections=(verdict_section,),
+)
+
+
+def main(argv=None) -> int:
+    """Alias: ``python experiments/anchor_nanogpt.py --scale S [...]`` runs
+    ``mope-jax campaign run anchor_nanogpt --scale S [...]`` in this repository."""
+    from mope_jax.cli import main as cli_main
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    root = str(Path(__file__).resolve().parents[1])
+    return cli_main(["campaign", "run", "anchor_nanogpt", "--root", root, *args])
+
+
+# --------------------------------------------------------------------------- the earlier script
+# ``results/anchor/anchor_nanogpt_char.json`` (made by the single-script version of this
+# experiment) names ``render`` below as its renderer.
 
 
 def render(doc: dict, json_path) -> dict[str, str]:
@@ -113,10 +197,8 @@ def render(doc: dict, json_path) -> dict[str, str]:
 
     json_path = Path(json_path)
     val = {d: np.array([r["final_val_loss"] for r in doc["runs"][d]]) for d in DTYPES}
-    f32, diff = summarize(val["f32"]), summarize(val["bf16"] - val["f32"])
-    bf = summarize(val["bf16"])
+    f32, bf = summarize(val["f32"]), summarize(val["bf16"])
     ref = doc["nanogpt"]
-    gap = f32.mean - ref["mean"]
     L = [
         "# Trainer check against nanoGPT; bf16 against f32 (nanoGPT's character config)",
         "",
@@ -152,54 +234,10 @@ def render(doc: dict, json_path) -> dict[str, str]:
         f"| karpathy's nanoGPT ({ref['source']}) | - | "
         f"{ref['mean']:.4f} +- {ref['std']:.4f} | - | - |",
         "",
-        f"- **Anchor** (|mean - {ref['mean']}| <= {ref['tolerance']}): "
-        f"f32 mean - nanoGPT = {gap:+.4f}: "
-        + ("**passes**." if abs(gap) <= ref["tolerance"] else "**fails**."),
-        f"- **bf16 - f32** (paired by seed): {diff.mean:+.4f}, "
-        f"95% CI [{diff.ci_low:+.4f}, {diff.ci_high:+.4f}]; "
-        f"f32 seed std {f32.std:.4f}. bf16 is within the seed spread: "
-        + ("**yes**" if abs(diff.mean) <= f32.std else "**no**")
-        + " (|mean difference| <= f32 seed std).",
+        *verdict_lines(val["f32"], val["bf16"] - val["f32"], ref),
     ]
     return {json_path.with_suffix(".md").name: "\n".join(L) + "\n"}
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", required=True, help="folder for the two sweeps (DIR/f32, DIR/bf16)")
-    ap.add_argument("--data", default="../shared/data/tinyshakespeare/input.txt")
-    ap.add_argument("--out", default=str(RESULTS))
-    args = ap.parse_args(argv)
-    import datetime
-
-    from mope_jax.analysis.report import write_rendered
-    from mope_jax.train import environment
-
-    runs = Path(args.runs)
-    for d in DTYPES:
-        if not all((runs / d / f"seed{s}" / "final.json").is_file() for s in range(SEEDS)):
-            subprocess.run(sweep_command(runs / d, args.data, d), check=True)
-    doc = {
-        "renderer": "experiments/anchor_nanogpt.py:render",
-        "command": "python experiments/anchor_nanogpt.py "
-        + " ".join(sys.argv[1:] if argv is None else argv),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "env": environment(),
-        "overrides": ANCHOR,
-        "nanogpt": NANOGPT,
-        "sweep_commands": {
-            d: " ".join(sweep_command(Path("DIR") / d, "input.txt", d)[1:]) for d in DTYPES
-        },
-        "runs": {d: read_seeds(runs / d) for d in DTYPES},
-    }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "anchor_nanogpt_char.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-    write_rendered(path, render)
-    print((out / "anchor_nanogpt_char.md").read_text())
-    return doc
-
-
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

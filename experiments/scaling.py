@@ -1,40 +1,52 @@
-"""Scaling study: loss and cost against model width, depth and context length.
+"""Scaling study as a campaign: loss and cost against model width, depth and context length.
 
-Command:  python experiments/scaling.py --scale smoke            (~2 min on 2 CPU cores; a pipeline
-          check: 60 steps do not learn the block task, so only the cost columns say anything)
-          python experiments/scaling.py --scale cpu --data input.txt      (~10 min, TinyShakespeare)
-Writes:   experiments/results/scaling/scaling_<scale>.{json,md,png}
+Command:  mope-jax campaign run scaling --scale smoke|cpu [--corpus input.txt]
+          (status: mope-jax campaign status scaling; ``python experiments/scaling.py --scale S``
+          is an alias of the run command)
+Writes:   experiments/results/scaling/<scale>/records/<row>/seed<s>.json and table.md
+Rows:     the grid points of each scale (``Scale.rows``): width x depth at the scale's T, then
+          the context length T at the middle width and the larger depth; a row ``E<w>-L<d>-T<T>``
+          is the ``learned`` variant with model.n_embd=w, model.n_layer=d, model.n_head=max(1,
+          w // 16), model.block_size=T. Baseline ``E32-L2-T64``: the one point both grids share.
+Data:     the built-in block-copy task (block_len 16, 100k tokens) at both scales; ``--corpus
+          PATH`` trains on a text file instead (the committed single-script cpu table used
+          TinyShakespeare).
+Runtime per run: smoke (60 steps x 8 windows, 2 seeds per row) ~20 s: a row's 2 seeds in 33-68
+s (median 41 s) with compilation, evaluation and the cost analysis, the 8 rows 6.1 min with
+`nice -n 5` on a 2-core CPU shared with a training campaign and tests (its val losses equal the
+single-script smoke table's to the printed digits, its FLOPs and memory agree); cpu (200 steps
+x 16 windows, 2 seeds) ~10 min for the whole grid as measured by the single-script version,
+whose tables are kept (``results/scaling/scaling_{smoke,cpu}.{json,md,png}``; renderer
+``render`` below): on TinyShakespeare at cpu, val 2.61 (E32-L1) to 2.38 (E128-L2) at T=64, 0.12
+to 2.73 GFLOP/step; smoke's 60 steps do not learn the block task (val ~2.835 everywhere), so
+only its cost columns say anything. The cpu campaign itself has not been run yet.
 
-Each grid point trains ``--seeds`` seeds as one program (``mope_jax.sweep``, strategy auto) and
-records: final val loss (mean, std, 95% CI over seeds), parameters, training FLOPs per step as
-counted by XLA's cost analysis of the compiled train step, peak temporary memory of that
-program (XLA memory analysis), and the measured wall time per step (steady state, the first
-chunk, which compiles, excluded). Grids: width x depth at fixed T; context length T at fixed
-width/depth. Data: the built-in block-copy task (default) or a text file (--data).
+Each seed's record carries, besides the campaign's final val loss, ``analysis`` (``analyze``):
+parameters, training FLOPs per step counted by XLA's cost analysis of the compiled one-step
+train program (one seed's batch), the peak temporary memory of that program (XLA memory
+analysis), and the measured wall time of one step (median of REPEATS calls of that compiled
+program on the trained state, one seed, after one warm call; the single-script version
+measured the steady-state step of all seeds together instead). ``cost_section`` tables them.
 """
 
 from __future__ import annotations
 
-import argparse
-import datetime as dt
-import json
 import shlex
 import sys
-import tempfile
+import time
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from mope_jax.analysis.report import provenance, rendered_note
+from mope_jax.analysis.report import rendered_note
 from mope_jax.analysis.stats import summarize
-from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
-from mope_jax.sweep import sweep
-from mope_jax.train import make_train, prepare
+from mope_jax.campaign import Experiment, Row, Scale, by_row
+from mope_jax.config import Config
+from mope_jax.train import make_train
 
-OUT = Path(__file__).parent / "results" / "scaling"
-
-SCALES = {
+GRIDS = {  # the single-script version's SCALES
     "smoke": dict(
         widths=(16, 32, 64), depths=(1, 2), contexts=(16, 32, 64), steps=60, batch=8, T=32
     ),
@@ -42,23 +54,41 @@ SCALES = {
         widths=(32, 64, 128), depths=(1, 2), contexts=(32, 64, 128), steps=200, batch=16, T=64
     ),
 }
+DATA = dict(source="blocks", block_len=16, num_tokens=100_000)
+SEEDS = 2
+REPEATS = 20
 
 
-def get_config(scale: str, *, width: int, depth: int, T: int, data: str | None) -> Config:
-    s = SCALES[scale]
-    steps = s["steps"]
-    data_cfg = (
-        DataConfig(source="text", path=data)
-        if data
-        else DataConfig(block_len=16, num_tokens=100_000)
+def grid(scale: str) -> list[tuple[int, int, int]]:
+    """(width, depth, T) of the scale: width x depth at T, then T at the middle width and the
+    larger depth."""
+    s = GRIDS[scale]
+    points = [(w, d, s["T"]) for w in s["widths"] for d in s["depths"]]
+    return points + [(s["widths"][1], s["depths"][-1], T) for T in s["contexts"] if T != s["T"]]
+
+
+def row_name(w: int, d: int, t: int) -> str:
+    return f"E{w}-L{d}-T{t}"
+
+
+def _row(w: int, d: int, t: int) -> Row:
+    overrides = (
+        f"model.n_embd={w}",
+        f"model.n_layer={d}",
+        f"model.n_head={max(1, w // 16)}",
+        f"model.block_size={t}",
     )
-    return Config(
-        name=f"E{width}-L{depth}-T{T}",
-        model=ModelConfig(
-            block_size=T, n_layer=depth, n_head=max(1, width // 16), n_embd=width, dropout=0.0
-        ),
-        data=data_cfg,
-        train=TrainConfig(
+    return Row(row_name(w, d, t), "learned", overrides, label=f"E={w}, {d} layers, T={t}")
+
+
+def _scale(name: str) -> Scale:
+    s = GRIDS[name]
+    steps = s["steps"]
+    w, d = s["widths"][1], s["depths"][-1]
+    return Scale(
+        name,
+        model=dict(block_size=s["T"], n_layer=d, n_head=max(1, w // 16), n_embd=w, dropout=0.0),
+        train=dict(
             batch_size=s["batch"],
             max_steps=steps,
             lr=3e-3,
@@ -68,94 +98,100 @@ def get_config(scale: str, *, width: int, depth: int, T: int, data: str | None) 
             log_interval=steps // 4,
             checkpoint_interval=steps,
         ),
+        seeds=SEEDS,
+        rows=tuple(row_name(*p) for p in grid(name)),
     )
 
 
-def xla_cost(cfg: Config) -> dict[str, float]:
-    """FLOPs and temporary bytes of one compiled train step, from XLA's own analyses."""
-    cfg, corpus = prepare(cfg)
+def analyze(cfg: Config, state, corpus) -> dict:
+    """Parameters, XLA's FLOPs and temporary bytes of the compiled one-step train program, and
+    its measured wall time per call (median of REPEATS, after one warm call) on this seed's
+    trained state."""
     tr = make_train(cfg)
-    state = jax.eval_shape(tr.init, jax.random.PRNGKey(0))
-    data = jax.ShapeDtypeStruct(corpus.train.shape, jnp.int32)
-    compiled = jax.jit(tr.train_steps, static_argnums=2).lower(state, data, 1).compile()
+    data = jnp.asarray(corpus.train, jnp.int32)
+    shapes = jax.eval_shape(tr.init, jax.random.PRNGKey(0))
+    compiled = (
+        jax.jit(tr.train_steps, static_argnums=2)
+        .lower(shapes, jax.ShapeDtypeStruct(data.shape, jnp.int32), 1)
+        .compile()
+    )
     cost = compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else cost
     mem = compiled.memory_analysis()
+    st = jax.tree_util.tree_map(jnp.asarray, state)
+    jax.block_until_ready(compiled(st, data))
+    times = []
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        jax.block_until_ready(compiled(st, data))
+        times.append(time.perf_counter() - t0)
     return {
+        "params": int(sum(np.size(x) for x in jax.tree_util.tree_leaves(state.params))),
         "flops_per_step": float(cost.get("flops", float("nan"))),
         "temp_bytes": float(getattr(mem, "temp_size_in_bytes", float("nan"))),
+        "step_s": float(np.median(times)),
+        "step_s_repeats": REPEATS,
     }
+
+
+def cost_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """Cost per grid point from the records' ``analysis`` (FLOPs and memory are the same for
+    every seed; the step time is the median over seeds)."""
+    recs = by_row(records)
+    lines = [
+        "## Cost",
+        "",
+        "Per grid point: parameters; GFLOP per training step and peak temporary memory from XLA's "
+        "cost and memory analyses of the compiled one-step train program (one seed's batch); "
+        "measured ms per step (one seed; median over calls, then over seeds: the machine's "
+        "load moves it, the FLOPs do not); final val loss mean over seeds.",
+        "",
+        "| row | T | E | layers | params | GFLOP/step | temp MiB | ms/step | val loss | n |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in experiment.rows_at(scale):
+        rs = [r for r in recs.get(row.name, []) if r.get("analysis")]
+        if not rs:
+            continue
+        a = rs[0]["analysis"]
+        m = rs[0]["config"]["model"]
+        step = float(np.median([r["analysis"]["step_s"] for r in rs]))
+        val = float(np.mean([r["final_val_loss"] for r in rs]))
+        lines.append(
+            f"| `{row.name}` | {m['block_size']} | {m['n_embd']} | {m['n_layer']} | "
+            f"{a['params']:,} | {a['flops_per_step'] / 1e9:.3f} | {a['temp_bytes'] / 2**20:.1f} | "
+            f"{step * 1e3:.2f} | {val:.4f} | {len(rs)} |"
+        )
+    return "\n".join(lines)
+
+
+_POINTS = list(dict.fromkeys(p for name in GRIDS for p in grid(name)))
+
+EXPERIMENT = Experiment(
+    name="scaling",
+    title="Scaling study: loss and cost against width, depth and context length",
+    rows=tuple(_row(*p) for p in _POINTS),
+    scales=tuple(_scale(n) for n in GRIDS),
+    baseline="E32-L2-T64",
+    data=DATA,
+    analyze=analyze,
+    sections=(cost_section,),
+)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--scale", choices=sorted(SCALES), default="smoke")
-    p.add_argument("--seeds", type=int, default=2)
-    p.add_argument("--data", default=None)
-    args = p.parse_args(argv)
-    s = SCALES[args.scale]
-    grid = [(w, d, s["T"]) for w in s["widths"] for d in s["depths"]]
-    grid += [(s["widths"][1], s["depths"][-1], T) for T in s["contexts"] if T != s["T"]]
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for w, d, T in grid:
-            cfg = get_config(args.scale, width=w, depth=d, T=T, data=args.data)
-            res = sweep(
-                cfg,
-                list(range(args.seeds)),
-                Path(tmp) / cfg.name,
-                progress=False,
-                log=lambda m: None,
-            )
-            vals = [r["final_val_loss"] for r in res.records]
-            st = summarize(vals)
-            secs = [rec["seconds"] for rec in _metrics(Path(tmp) / cfg.name / "seed0")][1:]
-            step_s = sum(secs) / len(secs) / cfg.train.log_interval if secs else float("nan")
-            rows.append(
-                {
-                    "name": cfg.name,
-                    "width": w,
-                    "depth": d,
-                    "T": T,
-                    "params": res.records[0]["num_params"],
-                    "values": vals,
-                    "val_mean": st.mean,
-                    "val_std": st.std,
-                    "ci": [st.ci_low, st.ci_high],
-                    "n": st.n,
-                    "seconds_per_step_all_seeds": step_s,
-                    "strategy": res.strategy,
-                    **xla_cost(cfg),
-                }
-            )
-            print(
-                f"{cfg.name}: val {st.mean:.4f} +- {st.std:.4f}  params {rows[-1]['params']}  "
-                f"{rows[-1]['flops_per_step'] / 1e9:.3f} GFLOP/step",
-                flush=True,
-            )
-    command = "python experiments/scaling.py " + " ".join(
-        map(shlex.quote, argv if argv is not None else sys.argv[1:])
-    )
-    OUT.mkdir(parents=True, exist_ok=True)
-    stem = OUT / f"scaling_{args.scale}"
-    meta = {
-        "renderer": "experiments/scaling.py:render",
-        "command": command,
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "provenance": provenance(command),
-        "scale": args.scale,
-        "seeds": args.seeds,
-        "data": args.data,
-        "rows": rows,
-    }
-    stem.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
-    _plot(rows, stem.with_suffix(".png"))
-    (text,) = render(
-        json.loads(stem.with_suffix(".json").read_text()), stem.with_suffix(".json")
-    ).values()
-    stem.with_suffix(".md").write_text(text)
-    print(text)
-    return 0
+    """Alias: ``python experiments/scaling.py --scale S [...]`` runs
+    ``mope-jax campaign run scaling --scale S [...]`` in this repository."""
+    from mope_jax.cli import main as cli_main
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    root = str(Path(__file__).resolve().parents[1])
+    return cli_main(["campaign", "run", "scaling", "--root", root, *args])
+
+
+# --------------------------------------------------------------------------- the earlier script
+# ``results/scaling/scaling_{smoke,cpu}.json`` (made by the single-script version of this
+# experiment) name ``render`` below as their renderer.
 
 
 def _data_arg(command: str) -> str | None:
@@ -207,36 +243,6 @@ def render(p: dict, json_path: Path) -> dict[str, str]:
         )
     lines += ["", f"![scaling]({json_path.stem}.png)", ""]
     return {json_path.with_suffix(".md").name: "\n".join(lines)}
-
-
-def _metrics(d: Path):
-    return [json.loads(x) for x in (d / "metrics.jsonl").read_text().splitlines() if x.strip()]
-
-
-def _plot(rows, path: Path) -> None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for r in rows:
-        axes[0].errorbar(r["flops_per_step"], r["val_mean"], yerr=r["val_std"], fmt="o")
-        axes[0].annotate(r["name"], (r["flops_per_step"], r["val_mean"]), fontsize=6)
-    axes[0].set_xscale("log")
-    axes[0].set_xlabel("train FLOPs per step (XLA)")
-    axes[0].set_ylabel("val loss (nats/token)")
-    w, d = rows[-1]["width"], rows[-1]["depth"]  # the context grid's width and depth
-    by_t = sorted((r for r in rows if (r["width"], r["depth"]) == (w, d)), key=lambda r: r["T"])
-    ctx = [r["T"] for r in by_t]
-    axes[1].plot(ctx, [r["seconds_per_step_all_seeds"] for r in by_t], "o-")
-    axes[1].set_xlabel("context length T")
-    axes[1].set_ylabel("s / step (all seeds)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,8 @@ class Scale:
     """Model and train fields (``ModelConfig``/``TrainConfig`` keyword arguments), the number of
     seeds, and optionally ``DataConfig`` fields on top of the experiment's data.
 
+    rows: the names of the rows planned (and tabled) at this scale (None: every row; a grid
+    whose points depend on the scale lists its own; the baseline must be one of them).
     row_overrides: ``{row name: dotted overrides}`` applied after that row's own overrides at
     this scale only (a row whose steps or data size differ per scale, e.g. a task that trains
     longer than the others at one scale)."""
@@ -116,6 +118,7 @@ class Scale:
     seeds: int
     data: dict | None = None
     row_overrides: dict | None = None
+    rows: tuple[str, ...] | None = None
 
 
 Section = Callable[["Experiment", "Scale", list], str]
@@ -183,6 +186,15 @@ class Experiment:
             unknown = sorted(set(s.row_overrides or {}) - rows)
             if unknown:
                 raise CampaignError(f"{where}: scale {s.name} row_overrides name no row {unknown}")
+            if s.rows is not None:
+                object.__setattr__(s, "rows", tuple(s.rows))
+                unknown = [n for n in s.rows if n not in rows]
+                if unknown:
+                    raise CampaignError(f"{where}: scale {s.name} lists unknown rows {unknown}")
+                if self.baseline not in s.rows:
+                    raise CampaignError(
+                        f"{where}: scale {s.name} does not list the baseline {self.baseline!r}"
+                    )
 
     def row(self, name: str) -> Row:
         for r in self.rows:
@@ -192,6 +204,12 @@ class Experiment:
             f"experiment {self.name} has no row {name!r}; its rows: "
             + ", ".join(r.name for r in self.rows)
         )
+
+    def rows_at(self, scale: Scale) -> tuple[Row, ...]:
+        """The rows planned at ``scale``: its ``rows`` (in that order), else all."""
+        if scale.rows is None:
+            return self.rows
+        return tuple(self.row(n) for n in scale.rows)
 
     def scale(self, name: str) -> Scale:
         for s in self.scales:
@@ -383,7 +401,13 @@ class Campaign:
         if isinstance(experiment, str):
             experiment = load_experiment(experiment, root)
         sc = experiment.scale(scale)
-        selected = [experiment.row(r) for r in rows] if rows else list(experiment.rows)
+        selected = [experiment.row(r) for r in rows] if rows else list(experiment.rows_at(sc))
+        off = [r.name for r in selected if r not in experiment.rows_at(sc)]
+        if off:
+            raise CampaignError(
+                f"rows {off} are not planned at scale {sc.name}; its rows: "
+                + ", ".join(r.name for r in experiment.rows_at(sc))
+            )
         n = sc.seeds if seeds is None else int(seeds)
         if n < 1:
             raise CampaignError(f"--seeds {n}: a campaign needs at least one seed")
@@ -864,15 +888,21 @@ def contrast(recs: dict[str, list[dict]], terms, metric: str):
     return seeds, per, paired_t(per, [0.0] * len(per))
 
 
-def comparison_family(experiment: Experiment) -> list[tuple[str, ...]]:
-    """Every hypothesis Holm adjusts over: each row against the baseline, then the declared
-    comparisons (pairs (a, b), interactions (a, b, c, d)); a pair asked twice ((a, b) or
-    (b, a)) counts once."""
+def comparisons_at(experiment: Experiment, scale: Scale | None = None) -> list[Comparison]:
+    """The declared comparisons whose rows are all planned at ``scale``."""
+    at = experiment.rows if scale is None else experiment.rows_at(scale)
+    names = {r.name for r in at}
+    return [c for c in experiment.comparisons if all(row in names for row, _ in c.terms)]
+
+
+def comparison_family(experiment: Experiment, scale: Scale | None = None) -> list[tuple[str, ...]]:
+    """Every hypothesis Holm adjusts over: each row (planned at ``scale``) against the baseline,
+    then the declared comparisons of rows at ``scale`` (pairs (a, b), interactions
+    (a, b, c, d)); a pair asked twice ((a, b) or (b, a)) counts once."""
     keys, seen = [], set()
-    cands = [
-        (r.name, experiment.baseline) for r in experiment.rows if r.name != experiment.baseline
-    ]
-    cands += [c.key for c in experiment.comparisons]
+    at = experiment.rows if scale is None else experiment.rows_at(scale)
+    cands = [(r.name, experiment.baseline) for r in at if r.name != experiment.baseline]
+    cands += [c.key for c in comparisons_at(experiment, scale)]
     for key in cands:
         norm = tuple(sorted(key)) if len(key) == 2 else key
         if norm not in seen:
@@ -887,16 +917,18 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
 
     sc = experiment.scale(scale) if isinstance(scale, str) else scale
     metric = experiment.metric
-    rows = {r.name: r for r in experiment.rows}
+    at = experiment.rows_at(sc)
+    rows = {r.name: r for r in at}
     recs = {k: v for k, v in by_row(records).items() if k in rows}
-    causal = {r.name: declared_causal(experiment, sc, r) for r in experiment.rows}
-    family = comparison_family(experiment)
+    causal = {r.name: declared_causal(experiment, sc, r) for r in at}
+    family = comparison_family(experiment, sc)
+    comparisons = comparisons_at(experiment, sc)
     tests, interactions = {}, {}
     for key in family:
         if len(key) == 2:
             tests[key] = paired(recs, *key, metric)
         else:
-            comp = next(c for c in experiment.comparisons if c.key == key)
+            comp = next(c for c in comparisons if c.key == key)
             seeds, per, t = contrast(recs, comp.terms, metric)
             tests[key], interactions[key] = (seeds, t), per
     pvals = [t.p if t is not None else float("nan") for _, t in tests.values()]
@@ -930,13 +962,13 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         "losses are not causal-LM losses.",
         "",
     ]
-    has_paper = any(r.paper is not None for r in experiment.rows)
+    has_paper = any(r.paper is not None for r in at)
     head = (
         "| row | label | causality | n | mean | std | 95% CI | "
         f"diff vs `{experiment.baseline}` [95% CI] | p | Holm p |"
     )
     lines += [head + (" paper |" if has_paper else ""), "|---" * (10 + has_paper) + "|"]
-    for row in experiment.rows:
+    for row in at:
         rs = recs.get(row.name, [])
         vals = [r[metric] for r in rs if r.get(metric) is not None]
         caus = _causality_cell(causal[row.name], rs, experiment.audit)
@@ -962,7 +994,7 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         if has_paper:
             cells.append("" if row.paper is None else _f(row.paper))
         lines.append("| " + " | ".join(cells) + " |")
-    if experiment.comparisons:
+    if comparisons:
         lines += [
             "",
             "## Comparisons",
@@ -971,14 +1003,14 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
             "(negative: a lower)"
             + (
                 "; an interaction (a - b) - (c - d) over the seeds all four rows have."
-                if any(c.c is not None for c in experiment.comparisons)
+                if any(c.c is not None for c in comparisons)
                 else "."
             ),
             "",
             "| a - b | what differs | n | mean [95% CI] | per seed | p | Holm p |",
             "|---|---|---|---|---|---|---|",
         ]
-        for comp in experiment.comparisons:
+        for comp in comparisons:
 
             def shown(x: str) -> str:
                 return display(rows[x], causal[x])

@@ -183,6 +183,45 @@ def test_scale_row_overrides_apply_to_that_row_at_that_scale_only():
         campaign.Experiment("x", "x", rows, (bad,), baseline="a")
 
 
+def test_scale_rows_plan_and_table_only_the_rows_of_that_scale(tmp_path):
+    """Scale.rows: a grid whose points depend on the scale plans, tables and Holm-adjusts only
+    the rows listed at that scale; other rows' records are ignored there."""
+    small = dict(block_size=16, n_layer=1, n_head=2, n_embd=16)
+    rows = tuple(
+        campaign.Row(n, "learned", (f"train.lr={lr}",))
+        for n, lr in (("b", 1e-3), ("x", 2e-3), ("y", 3e-3))
+    )
+    exp = campaign.Experiment(
+        name="x",
+        title="X",
+        rows=rows,
+        scales=(
+            campaign.Scale("s", small, {}, 2, rows=("x", "b")),
+            campaign.Scale("t", small, {}, 2),
+        ),
+        baseline="b",
+        comparisons=(campaign.Comparison("y", "x", "only at t"),),
+    )
+    assert [r.name for r in exp.rows_at(exp.scale("s"))] == ["x", "b"]  # the scale's order
+    assert exp.rows_at(exp.scale("t")) == rows
+    (root := tmp_path / "r" / "experiments").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    c = campaign.Campaign.open(exp, "s", root.parent)
+    assert [r.name for r in c.rows] == ["x", "b"]
+    with pytest.raises(CampaignError, match=r"rows \['y'\] are not planned at scale s"):
+        campaign.Campaign.open(exp, "s", root.parent, rows=["y"])
+    recs = fake_records({"b": [2.0, 2.1], "x": [1.9, 2.05], "y": [1.0, 1.1]})
+    text = campaign.render_campaign(exp, "s", recs)
+    assert "| `x` |" in text and "| `y` |" not in text and "## Comparisons" not in text
+    assert "Holm p adjusts over the 1 comparisons" in text
+    full = campaign.render_campaign(exp, "t", recs)
+    assert "| `y` |" in full and "Holm p adjusts over the 3 comparisons" in full
+    with pytest.raises(CampaignError, match="unknown rows"):
+        campaign.Experiment("x", "x", rows, (campaign.Scale("s", small, {}, 1, rows=("q",)),), "b")
+    with pytest.raises(CampaignError, match="does not list the baseline"):
+        campaign.Experiment("x", "x", rows, (campaign.Scale("s", small, {}, 1, rows=("x",)),), "b")
+
+
 def fake_records(values: dict[str, list[float | None]]) -> list[dict]:
     recs = []
     for i, (row, vals) in enumerate(values.items()):

@@ -40,26 +40,13 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.bench.run import NANOGPT_CHAR
 from mope_jax.campaign import Experiment, Row, Scale, by_row
 
 RESULTS = Path(__file__).resolve().parent / "results" / "anchor"
 
-ANCHOR = [
-    "model.block_size=128",
-    "model.n_layer=4",
-    "model.n_head=4",
-    "model.n_embd=128",
-    "model.dropout=0",
-    "model.use_bias=false",
-    "train.batch_size=32",
-    "train.max_steps=1000",
-    "train.lr=1e-3",
-    "train.min_lr=1e-4",
-    "train.warmup_steps=100",
-    "train.decay_group=2d",
-    "train.beta2=0.99",
-    "train.eval_batches=200",
-]
+# nanoGPT's character config (the benchmark's), evaluated as nanoGPT does: 200 batches
+ANCHOR = [*NANOGPT_CHAR, "train.eval_batches=200"]
 DTYPES = {"f32": [], "bf16": ["model.compute_dtype=bfloat16"]}
 NANOGPT = {
     "mean": 1.9033,

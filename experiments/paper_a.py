@@ -277,15 +277,6 @@ CLAIMS = (
         _synergy_judge,
         "mope-jax campaign run paper_a --scale cpu (the four EGA rows, a-mope, a-baseline)",
     ),
-    cl.Claim(
-        "A5",
-        "every (omega, sigma) pair of MOPE converges to omega sigma = 5",
-        "128/128 pairs at 5.000",
-        lambda exp, by_scale: cl.untested(),
-        "the omega*sigma control grid as a campaign (weight decay x init x constraint; the "
-        "single-script result experiments/results/paper_a/omega_sigma_control_cpu.md is not "
-        "a campaign record yet)",
-    ),
 )
 
 
@@ -326,8 +317,8 @@ def main(argv=None) -> int:
 
 # --------------------------------------------------------------------------- the earlier script
 # ``results/paper_a/paper_a_cpu.json`` (made by the single-script version of this experiment)
-# names ``render`` below as its renderer; omega_sigma_control.py and morlet_rope_memory.py
-# import train_seeds, t_interval, CORPUS and RESULTS from here.
+# names ``render`` below as its renderer; morlet_rope_memory.py imports train_seeds, t_interval,
+# CORPUS and RESULTS from here, omega_sigma_control.py (a campaign now) MID and t_interval.
 
 RESULTS = Path(__file__).resolve().parent / "results" / "paper_a"
 CORPUS = (

@@ -36,24 +36,15 @@ The cpu scale is the one of the earlier single-script table
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-import time
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from mope_jax.analysis import spectra
 from mope_jax.analysis.report import rendered_note, write_rendered  # noqa: F401 (re-exported to sibling scripts)
 from mope_jax.analysis.stats import summarize
-from mope_jax.attention import registry
 from mope_jax import claims as cl
 from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row, contrast
-from mope_jax.config import Config, DataConfig, ModelConfig, TrainConfig
-from mope_jax.presets import apply_variant
-from mope_jax.train import make_train, prepare
 
 ROWS = [  # (variant, paper's label, paper's val loss or None)
     ("a-baseline", "learned PE (baseline)", 1.474),
@@ -317,60 +308,14 @@ def main(argv=None) -> int:
 
 # --------------------------------------------------------------------------- the earlier script
 # ``results/paper_a/paper_a_cpu.json`` (made by the single-script version of this experiment)
-# names ``render`` below as its renderer; morlet_rope_memory.py imports train_seeds, t_interval,
-# CORPUS and RESULTS from here, omega_sigma_control.py (a campaign now) MID and t_interval.
+# names ``render`` below as its renderer; morlet_rope_memory.py imports RESULTS and
+# write_rendered from here, omega_sigma_control.py MID and t_interval. (The single script's own
+# seed loop is gone: every run is trained by the campaign's sweep.)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "paper_a"
 CORPUS = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt"
 )
-
-
-def base_config(scale: str) -> Config:
-    s = SCALES[scale]
-    data = DataConfig(source="text", path=str(CORPUS.resolve()))
-    t = TrainConfig(**s["train"])
-    t = dataclasses.replace(
-        t, eval_interval=t.max_steps, checkpoint_interval=t.max_steps, log_interval=t.max_steps
-    )
-    return Config(model=ModelConfig(**s["model"]), data=data, train=t, name=f"paper_a-{scale}")
-
-
-def variant_config(base: Config, variant: str) -> Config:
-    cfg = apply_variant(base, variant)
-    if not registry.declared_causal(cfg.model):  # the paper's gate: allowed, and labelled
-        cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, allow_noncausal=True))
-    return cfg
-
-
-def train_seeds(cfg: Config, seeds: list[int], *, log=print) -> tuple[list[dict], list]:
-    """Train ``cfg`` once per seed (one compile), return per-seed records and final states."""
-    cfg, corpus = prepare(cfg)
-    trainer = make_train(cfg)
-    train_data, val_data = jnp.asarray(corpus.train), jnp.asarray(corpus.val)
-    init = jax.jit(trainer.init)
-    steps = jax.jit(trainer.train_steps, static_argnums=2)
-    evaluate = jax.jit(trainer.evaluate)
-    records, states = [], []
-    for seed in seeds:
-        t0 = time.perf_counter()
-        state = init(jax.random.PRNGKey(seed))
-        state, m = steps(state, train_data, cfg.train.max_steps)
-        ev = evaluate(state, train_data, val_data)
-        losses = np.asarray(m["loss"])
-        rec = {
-            "seed": seed,
-            "val_loss": float(ev["val"]),
-            "train_loss": float(ev["train"]),
-            "last_batch_loss": float(losses[-1]),
-            "finite": bool(np.all(np.isfinite(losses))),
-            "seconds": time.perf_counter() - t0,
-            **spectra.eval_summary(cfg, state),
-        }
-        log(f"  {cfg.name} seed {seed}: val {rec['val_loss']:.4f} ({rec['seconds']:.0f}s)")
-        records.append(rec)
-        states.append(state)
-    return records, states
 
 
 def t_interval(

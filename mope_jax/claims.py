@@ -142,8 +142,10 @@ def ledger(root: str | Path) -> str:
 
 def render(root: str | Path) -> dict[Path, str]:
     """``experiments/results/CLAIMS.md`` and README.md with its ledger block replaced (only
-    when the README has the markers)."""
+    when the README has the markers); nothing when no experiment declares claims."""
     root = Path(root)
+    if not experiments_with_claims(root):
+        return {}
     table = ledger(root)
     doc = "\n".join(
         [

@@ -133,3 +133,19 @@ def _jsonable(x):
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
+
+
+def train_fields(steps: int, every: int, *, batch_size: int) -> dict:
+    """The paper-B studies' TrainConfig fields: AdamW lr 3e-3, warmup min(50, steps / 4), an
+    eval (4 batches) and a log line every ``every`` steps, one checkpoint at the end."""
+    return dict(
+        batch_size=batch_size,
+        max_steps=steps,
+        lr=3e-3,
+        warmup_steps=min(50, steps // 4),
+        eval_interval=every,
+        eval_batches=4,
+        log_interval=every,
+        checkpoint_interval=steps,
+        keep_checkpoints=1,
+    )

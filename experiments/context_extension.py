@@ -113,18 +113,7 @@ MODEL = dict(block_size=64, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + va
 
 
 def _train(steps: int) -> dict:
-    every = max(steps // 4, 1)
-    return dict(
-        batch_size=32,
-        max_steps=steps,
-        lr=3e-3,
-        warmup_steps=min(50, steps // 4),
-        eval_interval=every,
-        eval_batches=4,
-        log_interval=every,
-        checkpoint_interval=steps,
-        keep_checkpoints=1,
-    )
+    return pb.train_fields(steps, max(steps // 4, 1), batch_size=32)
 
 
 def _scale(name: str) -> Scale:

@@ -79,17 +79,7 @@ DATA = dict(source="blocks", num_symbols=16, num_tokens=100_000)
 
 
 def _train(steps: int, every: int) -> dict:
-    return dict(
-        batch_size=16,
-        max_steps=steps,
-        lr=3e-3,
-        warmup_steps=min(50, steps // 4),
-        eval_interval=every,
-        eval_batches=4,
-        log_interval=every,
-        checkpoint_interval=steps,
-        keep_checkpoints=1,
-    )
+    return pb.train_fields(steps, every, batch_size=16)
 
 
 def width_of(task: str, v: int) -> int:

@@ -47,14 +47,17 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.paper_a import MID
-from mope_jax.analysis import diagnostics as dg
-from mope_jax.analysis.stats import summarize
-from mope_jax.attention import spectral
-from mope_jax import claims as cl
-from mope_jax.campaign import Experiment, Row, Scale, by_row
-from mope_jax.config import Config
-from mope_jax.presets import apply_variant, model_variants
+if not __package__:  # run as a file: sys.path[0] is experiments/, put the repository root first
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from experiments.paper_a import MID  # noqa: E402
+from mope_jax.analysis import diagnostics as dg  # noqa: E402
+from mope_jax.analysis.stats import summarize  # noqa: E402
+from mope_jax.attention import spectral  # noqa: E402
+from mope_jax import claims as cl  # noqa: E402
+from mope_jax.campaign import Experiment, Row, Scale, by_row  # noqa: E402
+from mope_jax.config import Config  # noqa: E402
+from mope_jax.presets import apply_variant, model_variants  # noqa: E402
 
 
 ROWS = [  # (variant, label, paper's val loss or None)

@@ -187,6 +187,12 @@ def analyze(cfg: Config, state, corpus) -> dict:
     return out
 
 
+def _surrogate_cell(loss: float, loss_filter: float, loss_baseline: float) -> str:
+    """A surrogate's loss and its pct_phase ('-' share omitted when the filter has no gain)."""
+    p = dg.pct_phase(loss, loss_filter, loss_baseline)
+    return f"{loss:.3f}" + ("" if np.isnan(p) else f" ({p:.0f}%)")
+
+
 def diagnostics_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
     """Best val, shuffled gap and learned periods per row (mean over seeds; periods of the
     lowest seed), then the surrogate table of the learned bilateral rows."""
@@ -241,8 +247,7 @@ def diagnostics_section(experiment: Experiment, scale: Scale, records: list[dict
             me = {k: float(np.mean([a["metric"][k] for a in an])) for k in an[0]["metric"]}
 
             def cell(x, lf=ph["none"]):
-                p = dg.pct_phase(x, lf, lb)
-                return f"{x:.3f}" + ("" if np.isnan(p) else f" ({p:.0f}%)")
+                return _surrogate_cell(x, lf, lb)
 
             lines.append(
                 f"| `{name}` (NON-CAUSAL) | {len(an)} | {ph['none']:.3f} | "
@@ -478,8 +483,7 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
             ph, me = rows[v]["diag"]["phase"], rows[v]["diag"]["metric"]
 
             def cell(x, lf=ph["none"]):
-                p = dg.pct_phase(x, lf, lb)
-                return f"{x:.3f}" + ("" if np.isnan(p) else f" ({p:.0f}%)")
+                return _surrogate_cell(x, lf, lb)
 
             L.append(
                 f"| {rows[v]['label']} — NON-CAUSAL | {ph['none']:.3f} | "

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import datetime
-import json
-import math
 import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results" / "paper_b"
 RUNS = Path(__file__).resolve().parents[1] / "runs" / "paper_b"  # git-ignored
@@ -35,11 +32,10 @@ def header(title: str, wall_s: float) -> dict[str, Any]:
 def write(name: str, payload: dict[str, Any], render) -> tuple[Path, Path]:
     """results/paper_b/<name>.json, then the files ``render(payload, json_path)`` makes of it (the
     same function ``mope-jax report --regenerate`` calls; payload["renderer"] names it)."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    from mope_jax.analysis.report import publish
+
     js = RESULTS / f"{name}.json"
-    js.write_text(json.dumps(_jsonable(payload), indent=2) + "\n")
-    for fname, text in render(json.loads(js.read_text()), js).items():
-        (js.parent / fname).write_text(text)
+    publish(js, payload, render, nan_as_null=True)
     return js, js.with_suffix(".md")
 
 
@@ -119,20 +115,6 @@ def plt():
     from matplotlib import pyplot
 
     return pyplot
-
-
-def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def train_fields(steps: int, every: int, *, batch_size: int) -> dict:

@@ -15,7 +15,9 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           (mostly the greedy decoding of the analysis: 96 characters x 10 method/length pairs)
           of campaign wall time, 105 s for the whole smoke command (shared 2-core CPU, load
           ~3); cpu (500 / 800 steps, 3 seeds per row): the single-script version took 1609 s
-          for both rows (6 runs) under load 6-16, i.e. ~4-5 min per run.
+          for both rows (6 runs) under load 6-16, i.e. ~4-5 min per run. Fine-tune rows at
+          smoke (10 steps): 6-10 s per run measured (2-core CPU beside a campaign); the
+          zero-shot rows of that same smoke command: 11 s (language), 62 s (arithmetic).
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy.
@@ -39,8 +41,7 @@ Setup (our choices; the paper's are not public):
     L = 128, batch 16 (one 1-operation problem with its solution is ~105 characters, so
     L = 64 could not hold one); cpu: 500 steps for language, 800 for arithmetic
     (``Scale.row_overrides``);
-  * evaluation only (no fine-tuning at the new length; see context_extension_finetune.py):
-    s = L'/L in {1, 2, 4}; every method is an eval-time config override of the same
+  * zero-shot: s = L'/L in {1, 2, 4}; every method is an eval-time config override of the same
     checkpoint (mope_jax.encodings.rope.extend_context): none (plain extrapolation), pi, ntk,
     yarn (dynamic_ntk equals ntk for full windows of length s L, see METHODS);
   * loss: mean next-token loss over all positions of 16 fixed validation windows of length
@@ -51,7 +52,12 @@ Setup (our choices; the paper's are not public):
     accuracy: the share of the problem's stated values that the generated solution copies
     correctly ("Define A as a; so a=5."), a pure positional lookup without arithmetic;
   * frequency energy of each model on its own data, on other windows and on the other domain
-    (stability across prompts and domains), every seed.
+    (stability across prompts and domains), every seed;
+  * fine-tuned (PI's own protocol, Chen et al. 2023): rows ``<task>-ft-none`` and
+    ``<task>-ft-pi`` start each seed from the final parameters of row ``<task>``
+    (``Row.init_from``) and train FT_STEPS more steps at 2L under that rule (AdamW lr 1e-3,
+    10 warmup steps, cosine to 0, fresh optimiser state, half the batch); evaluated at 2L on
+    the windows and problems of the zero-shot ``2x`` columns (``analyze_finetuned``).
 Figures are not drawn by the campaign; ``results/paper_b/context_extension.png`` is the
 single-script version's.
 """
@@ -116,17 +122,63 @@ def _train(steps: int) -> dict:
     return pb.train_fields(steps, max(steps // 4, 1), batch_size=32)
 
 
+# Fine-tunes at the new length (PI's own protocol, Chen et al. 2023): each seed's final
+# parameters of ``language`` / ``arithmetic`` trained on, at FT_FACTOR x L, under rule "none"
+# (plain extrapolation) or "pi"; AdamW lr 1e-3, 10 warmup steps, cosine to 0, fresh optimiser
+# state, half the batch (the same tokens per step).
+FT_FACTOR = 2
+FT_RULES = ("none", "pi")
+FT_STEPS = {"smoke": 10, "cpu": 200}
+BASES = {"language": (64, 32), "arithmetic": (128, 16)}  # row -> (L, batch size)
+
+
+def ft_name(base: str, rule: str) -> str:
+    return f"{base}-ft-{rule}"
+
+
+def _ft_train(name: str, base: str) -> tuple[str, ...]:
+    steps = FT_STEPS[name]
+    fields = _train(steps) | dict(lr=1e-3, warmup_steps=10, min_lr=0.0)
+    fields["batch_size"] = BASES[base][1] // FT_FACTOR
+    return tuple(f"train.{k}={v}" for k, v in fields.items())
+
+
 def _scale(name: str) -> Scale:
     lang, arith = SCALES[name]["steps"]
-    over = [f"data.path={igsm_file(name)}"]
+    data = (f"data.path={igsm_file(name)}",)
+    over = list(data)
     if arith != lang:
         over += [f"train.{k}={v}" for k, v in _train(arith).items() if v != _train(lang)[k]]
+    row_overrides = {"arithmetic": tuple(over)}
+    for base in BASES:
+        for rule in FT_RULES:
+            row_overrides[ft_name(base, rule)] = (data if base == "arithmetic" else ()) + (
+                _ft_train(name, base)
+            )
     return Scale(
         name,
         MODEL,
         _train(lang),
         seeds=len(SCALES[name]["seeds"]),
-        row_overrides={"arithmetic": tuple(over)},
+        row_overrides=row_overrides,
+    )
+
+
+def _ft_row(base: str, rule: str) -> Row:
+    L = BASES[base][0]
+    return Row(
+        ft_name(base, rule),
+        "rope",
+        (
+            f"model.block_size={FT_FACTOR * L}",
+            f"model.rope_scaling={rule}",
+            f"model.rope_factor={float(FT_FACTOR)}",
+            f"model.rope_original_length={L}",
+        )
+        + (("data.source=text",) if base == "arithmetic" else ()),
+        label=f"{base} fine-tuned at {FT_FACTOR}L = {FT_FACTOR * L} with rule {rule}",
+        init_from=base,
+        analyze=lambda cfg, state, corpus: analyze_finetuned(cfg, state, corpus),
     )
 
 
@@ -138,7 +190,7 @@ ROWS = (
         ("model.block_size=128", "train.batch_size=16", "data.source=text"),
         label="iGSM mod-23 arithmetic (op +), L = 128",
     ),
-)
+) + tuple(_ft_row(base, rule) for base in BASES for rule in FT_RULES)
 
 
 # one compiled forward per (config, shape); the params are an argument
@@ -275,6 +327,128 @@ def analyze(cfg: Config, state, corpus) -> dict:
     return out
 
 
+def analyze_finetuned(cfg: Config, state, corpus) -> dict:
+    """One fine-tuned seed at its own length L' = FT_FACTOR L: the loss over all positions and
+    beyond L on the same windows as the base row's ``<rule>@2`` (and, for arithmetic, the answer
+    and leaf accuracies at context L'), and its frequency energy."""
+    task, scale = task_of(cfg), scale_of(cfg)
+    params, n, L = state.params, cfg.model.block_size, cfg.model.rope_original_length
+    w = jnp.asarray(eval_windows(np.asarray(corpus.val), n, EVAL_BATCH))
+    logp = jax.nn.log_softmax(_forward(cfg.model, params, w[:, :-1]), -1)
+    nll = -jnp.take_along_axis(logp, w[:, 1:, None], -1)[..., 0]  # (N, L')
+    out = {
+        "task": task,
+        "train_length": L,
+        "eval_length": n,
+        "rule": cfg.model.rope_scaling,
+        "loss": {"all": float(nll.mean()), "beyond_L": float(nll[:, L:].mean())},
+    }
+    if task == "arithmetic":
+        vocab = tuple(corpus.vocab)
+        probs = igsm.problems(
+            SCALES.get(scale, SCALES["cpu"])["problems"], seed=777, ops_range=(1, 1), ops=OPS
+        )
+        filler = igsm.encode(
+            "".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab
+        )
+        out["answer"] = igsm.answer_accuracy(
+            lambda x: _forward(cfg.model, params, jnp.asarray(x)),
+            probs,
+            context=n,
+            filler=filler,
+            max_new=MAX_NEW,
+            vocab=vocab,
+            batch=EVAL_BATCH,
+        )
+    out["energy"] = energy(cfg, params, corpus, task, scale)
+    return out
+
+
+def _bases(experiment: Experiment) -> list[Row]:
+    return [r for r in experiment.rows if r.init_from is None]
+
+
+def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """Zero-shot extension vs a short fine-tune at FT_FACTOR L, per task, from the records: the
+    base row's ``none`` / ``pi`` at s = FT_FACTOR and the fine-tuned rows on the same windows
+    (and problems), then the paired difference fine-tuned pi - fine-tuned none."""
+    from mope_jax.analysis.stats import paired_t
+
+    recs = {k: [r for r in v if r.get("analysis")] for k, v in by_row(records).items()}
+    s = FT_FACTOR
+    lines = [
+        "## Fine-tuned at the new length",
+        "",
+        f"Each seed's final parameters trained on at {s}L under each rule (fresh AdamW, lr 1e-3, "
+        "10 warmup steps, cosine to 0, half the batch), then evaluated at "
+        f"{s}L on the windows (and problems) of the zero-shot `{s}x` columns above. Cells: "
+        "mean +- sd [95% t-interval] over seeds.",
+        "",
+    ]
+    any_rows = False
+    for base in _bases(experiment):
+        zero = [r["analysis"] for r in recs.get(base.name) or []]
+        tuned = {rule: recs.get(ft_name(base.name, rule)) or [] for rule in FT_RULES}
+        if not any(tuned.values()):
+            continue
+        any_rows = True
+        arith = "answer" in (
+            zero[0] if zero else next(v for v in tuned.values() if v)[0]["analysis"]
+        )
+        steps = next(v for v in tuned.values() if v)[0]["config"]["train"]["max_steps"]
+        lines += [
+            f"### {base.name}: fine-tuned {steps} steps at {s}L",
+            "",
+            "| model at "
+            + f"{s}L | n | loss | loss beyond L"
+            + (" | answer acc | leaf acc |" if arith else " |"),
+            "|---|---|---|---" + ("|---|---|" if arith else "|"),
+        ]
+
+        def cells(values):
+            per = [
+                {
+                    "loss": {"k": {"all": v["loss"]["all"], "beyond_L": v["loss"]["beyond_L"]}},
+                    **({"answer": {"k": v["answer"]}} if arith else {}),
+                }
+                for v in values
+            ]
+            summ = summarise(per)
+            out = [_fmt(summ["loss"]["k"]), _fmt(summ["loss_beyond_L"]["k"])]
+            if arith:
+                out += [_fmt(summ["accuracy"]["k"]), _fmt(summ["leaf_accuracy"]["k"])]
+            return " | ".join(out)
+
+        for rule in FT_RULES:
+            if zero:
+                vals = [
+                    {
+                        "loss": a["loss"][f"{rule}@{s}"],
+                        "answer": (a.get("answer") or {}).get(f"{rule}@{s}"),
+                    }
+                    for a in zero
+                ]
+                lines.append(f"| zero-shot, {rule} | {len(vals)} | {cells(vals)} |")
+        for rule in FT_RULES:
+            vals = [r["analysis"] for r in tuned[rule]]
+            if vals:
+                lines.append(f"| fine-tuned, {rule} | {len(vals)} | {cells(vals)} |")
+        a = {int(r["seed"]): r["analysis"] for r in tuned["pi"]}
+        b = {int(r["seed"]): r["analysis"] for r in tuned["none"]}
+        both = sorted(set(a) & set(b))
+        if both:
+            lines += ["", "Paired, fine-tuned pi - fine-tuned none (same seed's base model):"]
+            qs = [("loss", lambda x: x["loss"]["all"])]
+            if arith:
+                qs.append(("answer acc", lambda x: x["answer"]["accuracy"]))
+            for label, get in qs:
+                t = paired_t([get(a[k]) for k in both], [get(b[k]) for k in both])
+                ci = f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}] (p {t.p:.3f})" if t.n > 1 else "(n/a)"
+                lines.append(f"- {label}: {t.mean:+.3f} {ci}, n = {t.n}")
+        lines.append("")
+    return "\n".join(lines) if any_rows else ""
+
+
 def _per_seed(rs: list[dict]) -> list[dict]:
     return [
         {"seed": int(r["seed"]), **{k: v for k, v in r["analysis"].items() if k != "energy"}}
@@ -293,7 +467,7 @@ def extension_section(experiment: Experiment, scale: Scale, records: list[dict])
         "",
     ]
     any_rows = False
-    for row in experiment.rows:
+    for row in _bases(experiment):
         rs = recs.get(row.name) or []
         if not rs:
             continue
@@ -343,7 +517,7 @@ def paired_section(experiment: Experiment, scale: Scale, records: list[dict]) ->
         "|---|---|---|" + "---|" * (len(METHODS) - 1),
     ]
     n_lines = len(lines)
-    for row in experiment.rows:
+    for row in _bases(experiment):
         an = [r["analysis"] for r in recs.get(row.name) or []]
         if not an:
             continue
@@ -417,7 +591,7 @@ EXPERIMENT = Experiment(
         "nothing; the study is in the sections."
     ),
     analyze=analyze,
-    sections=(extension_section, paired_section, energy_section),
+    sections=(extension_section, paired_section, finetune_section, energy_section),
 )
 
 

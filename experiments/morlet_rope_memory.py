@@ -22,10 +22,9 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_a import RESULTS, write_rendered  # noqa: E402
+from paper_a import RESULTS  # noqa: E402
 
-from mope_jax.analysis.report import rendered_note  # noqa: E402
-from mope_jax.analysis.spectra import write_json  # noqa: E402
+from mope_jax.analysis.report import publish, rendered_note  # noqa: E402
 from mope_jax.attention.morlet_rope import morlet_rope_scores  # noqa: E402
 
 
@@ -96,8 +95,7 @@ def main(argv=None):
         "seconds": time.perf_counter() - t0,
     }
     stem = RESULTS / "morlet_rope_memory"
-    write_json(stem.with_suffix(".json"), payload, command=command)
-    write_rendered(stem.with_suffix(".json"), render)
+    publish(stem.with_suffix(".json"), payload, render, command=command)
 
 
 def render(p: dict, json_path: Path) -> dict[str, str]:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mope_jax.analysis.report import rendered_note, write_rendered  # noqa: F401 (re-exported to sibling scripts)
+from mope_jax.analysis.report import rendered_note
 from mope_jax.analysis.stats import summarize
 from mope_jax import claims as cl
 from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row, contrast
@@ -308,8 +308,8 @@ def main(argv=None) -> int:
 
 # --------------------------------------------------------------------------- the earlier script
 # ``results/paper_a/paper_a_cpu.json`` (made by the single-script version of this experiment)
-# names ``render`` below as its renderer; morlet_rope_memory.py imports RESULTS and
-# write_rendered from here, omega_sigma_control.py MID and t_interval. (The single script's own
+# names ``render`` below as its renderer; morlet_rope_memory.py imports RESULTS from here,
+# omega_sigma_control.py MID and t_interval. (The single script's own
 # seed loop is gone: every run is trained by the campaign's sweep.)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "paper_a"

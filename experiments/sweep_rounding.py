@@ -107,7 +107,7 @@ def main(argv=None) -> dict:
     if args.child:
         print(json.dumps(measure(args.steps, args.child.split(","))))
         return {}
-    from mope_jax.analysis.report import write_rendered
+    from mope_jax.analysis.report import publish
     from mope_jax.train import environment
 
     rows = measure(args.steps, ["map", "sequential", "shard", "vmap", "shard_map"])
@@ -134,11 +134,7 @@ def main(argv=None) -> dict:
         "steps": args.steps,
         "rows": rows,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "rounding.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-    for text in write_rendered(path, render).values():
+    for text in publish(Path(args.out) / "rounding.json", doc, render).values():
         print(text)
     return doc
 

@@ -72,6 +72,13 @@ class Row:
     overrides: tuple[str, ...] = ()
     label: str = ""
     paper: float | None = None  # the paper's number for this row (at its own scale), if any
+    # A row declared earlier in the experiment: each seed starts from that row's final
+    # parameters of the same seed (fresh optimiser, step 0), e.g. a fine-tune at a new length.
+    # Its checkpoint is read from the local work folder; where only its record exists (a fresh
+    # clone) that row's seeds are trained again first and checked against the record.
+    init_from: str | None = None
+    # This row's own measurement instead of the experiment's ``analyze`` (same signature).
+    analyze: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,15 @@ class Experiment:
         if not self.rows or not self.scales:
             raise CampaignError(f"{where}: declare at least one row and one scale")
         rows = {r.name for r in self.rows}
+        before: set[str] = set()
+        for r in self.rows:
+            base = r.init_from
+            if base is not None and (base not in before or self.row(base).init_from is not None):
+                raise CampaignError(
+                    f"{where}: row {r.name} starts from {base!r}, which must be a row declared "
+                    "before it that starts from the initialisation itself"
+                )
+            before.add(r.name)
         if self.baseline not in rows:
             raise CampaignError(f"{where}: baseline {self.baseline!r} is not one of its rows")
         for c in self.comparisons:
@@ -711,6 +727,7 @@ def run_campaign(
     if msg:
         raise CampaignError(msg)
     groups = [(p.row, list(p.missing)) for p in plans if p.missing]
+    groups.sort(key=lambda g: g[0].init_from is not None)  # rows that start from others last
     work = Path(work_dir) if work_dir is not None else c.root / "runs" / "campaigns"
     work = work / c.experiment.name / c.scale.name
     command = command or c.command(continue_args)
@@ -782,7 +799,21 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         f"{_seeds_text(seeds)} in {_rel(run_dir, c.root)}"
     )
     t0 = time.perf_counter()
-    res = sweep(cfg, seeds, run_dir, strategy=strategy, progress=progress, log=log)
+    start, init_from = None, None
+    if row.init_from is not None:
+        start, init_from = _start_params(c, row, seeds, work, strategy, progress, log)
+        if start is None:
+            return None
+    res = sweep(
+        cfg,
+        seeds,
+        run_dir,
+        strategy=strategy,
+        progress=progress,
+        init_params=start,
+        init_from=init_from,
+        log=log,
+    )
     if res.interrupted:
         log(f"stopped; run the same command again to resume {row.name} from {run_dir}")
         return None
@@ -796,8 +827,9 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
             from mope_jax.analysis.causality import audit_model
 
             extra["audit"] = _jsonable(audit_model(res.cfg.model, state.params).to_dict())
-        if c.experiment.analyze is not None:
-            extra["analysis"] = _jsonable(c.experiment.analyze(run_cfg, state, corpus))
+        analyze = row.analyze or c.experiment.analyze
+        if analyze is not None:
+            extra["analysis"] = _jsonable(analyze(run_cfg, state, corpus))
         extras.append(extra)
     wall = time.perf_counter() - t0
     date = utc_now()
@@ -813,6 +845,8 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
             corpus=_corpus_id(corpus.meta),
             campaign={"group_seeds": list(seeds), "group_wall_s": wall, "strategy": res.strategy},
         )
+        if init_from is not None:
+            rec["init_from"] = init_from
         path = c.record_path(row.name, seed)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
@@ -820,6 +854,60 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         log(f"  {row.name} seed {seed}: {c.experiment.metric} {_f(metric)}")
     log(f"  {row.name}: {len(seeds)} runs in {wall:.0f} s")
     return list(seeds)
+
+
+def _base_run_dir(work: Path, base: str, seed: int) -> Path | None:
+    """The newest finished sweep folder of row ``base`` under ``work`` that holds ``seed``."""
+    found = sorted(
+        (d for d in (work / base).glob("seeds-*") if (d / f"seed{seed}" / "final.json").is_file()),
+        key=lambda d: (d / f"seed{seed}" / "final.json").stat().st_mtime,
+    )
+    return found[-1] if found else None
+
+
+def _start_params(c, row, seeds, work, strategy, progress, log):
+    """(stacked final parameters of row ``row.init_from`` for ``seeds``, where they came from),
+    or (None, None) when SIGTERM stopped the rebuild of a missing base checkpoint."""
+    import jax
+    import numpy as np
+
+    from mope_jax.sweep import load_seed
+
+    base = c.experiment.row(row.init_from)
+    no_record = [s for s in seeds if not c.record_path(base.name, s).is_file()]
+    if no_record:
+        raise CampaignError(
+            f"row {row.name} starts from row {base.name}, which has no record for seeds "
+            f"{_seeds_text(no_record)}; train it first: --rows {base.name},{row.name}"
+        )
+    lost = [s for s in seeds if _base_run_dir(work, base.name, s) is None]
+    if lost:  # a fresh clone: the record is committed, the checkpoint is not
+        log(
+            f"{row.name} starts from {base.name}, whose checkpoints of seeds {_seeds_text(lost)} "
+            "are not on this machine: training them again (no record is written)"
+        )
+        from mope_jax.sweep import sweep
+
+        rebuilt_dir = work / base.name / ("seeds-" + "-".join(str(s) for s in lost))
+        res = sweep(
+            c.config(base), lost, rebuilt_dir, strategy=strategy, progress=progress, log=log
+        )
+        if res.interrupted:
+            log(f"stopped; run the same command again to resume {base.name} from {rebuilt_dir}")
+            return None, None
+        for r, s in enumerate(lost):
+            want = read_record(c.record_path(base.name, s)).get(c.experiment.metric)
+            got = res.records[r].get(c.experiment.metric)
+            same = "equal to" if got == want else f"vs {_f(want)} in"
+            log(f"  {base.name} seed {s} rebuilt: {c.experiment.metric} {_f(got)} {same} record")
+    params, sources = [], []
+    for s in seeds:
+        d = _base_run_dir(work, base.name, s)
+        _, state = load_seed(d, s)
+        params.append(state.params)
+        sources.append(f"{_rel(d, c.root)}/seed{s}")
+    stacked = jax.tree_util.tree_map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *params)
+    return stacked, f"row {base.name}, final parameters of " + ", ".join(sources)
 
 
 def write_table(c: Campaign) -> Path:

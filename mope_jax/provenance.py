@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import shlex
@@ -96,25 +97,35 @@ def describe(env: dict[str, Any]) -> str:
     )
 
 
-def jsonable(x):
-    """``x`` with numpy/JAX arrays and scalars turned into lists and Python numbers."""
+def jsonable(x, *, nan_as_null: bool = False):
+    """``x`` with numpy/JAX arrays and scalars turned into lists and Python numbers (and, with
+    ``nan_as_null``, every non-finite float into None: strict JSON has no NaN)."""
     if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v, nan_as_null=nan_as_null) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
+        return [jsonable(v, nan_as_null=nan_as_null) for v in x]
     if isinstance(x, np.generic):
-        return x.item()
-    if hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
-        return np.asarray(x).tolist()
+        x = x.item()
+    elif hasattr(x, "__array__") and not isinstance(x, (str, bytes)):
+        return jsonable(np.asarray(x).tolist(), nan_as_null=nan_as_null)
+    if nan_as_null and isinstance(x, float) and not math.isfinite(x):
+        return None
     return x
+
+
+def save_json(path: str | Path, obj: Any, *, nan_as_null: bool = False) -> Path:
+    """Write ``obj`` (made :func:`jsonable`) as indented JSON, atomically: a kill leaves the old
+    file or the new one. Every results JSON is written through here."""
+    from mope_jax.rundir import atomic_write_text
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(jsonable(obj, nan_as_null=nan_as_null), indent=2) + "\n"
+    atomic_write_text(path, text)
+    return path
 
 
 def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Path:
     """Write a results JSON that says which command made it, when, and on what machine
     (atomically: a kill leaves the old file or the new one)."""
-    from mope_jax.rundir import atomic_write_text
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(jsonable(stamp(payload, command=command)), indent=2) + "\n")
-    return path
+    return save_json(path, stamp(payload, command=command))

@@ -351,6 +351,8 @@ def sweep(
     progress: bool = True,
     stop_after: int | None = None,
     hooks: Hooks | None = None,
+    init_params: Any = None,
+    init_from: str | None = None,
     log: Callable[[str], None] = print,
 ) -> SweepResult:
     """Train ``cfg`` for every seed in ``seeds`` (and every point of ``grid``, e.g.
@@ -361,7 +363,12 @@ def sweep(
     each seed slot k devices that split every batch (XLA all-reduces the gradients; equal to
     ``run`` to float tolerance). Records go to ``run_dir/seed<s>/``
     (``run_dir/<lr=...>/seed<s>/`` with a grid). ``hooks`` as in :func:`mope_jax.train.run`;
-    the loop itself is :func:`mope_jax.loop.drive`, the same as ``run``'s."""
+    the loop itself is :func:`mope_jax.loop.drive`, the same as ``run``'s.
+
+    init_params: start from these parameters instead of the initialisation, stacked over the
+    runs (leading axis R, e.g. another sweep's final parameters: a fine-tune); the optimiser
+    state, step and keys start fresh as for a new run. ``init_from`` names where they came
+    from; it is stored in the checkpoint and a resume must name the same source."""
     seeds = [int(s) for s in seeds]
     if len(set(seeds)) != len(seeds) or not seeds:
         raise TrainingError(f"seeds must be distinct and non-empty, got {seeds}")
@@ -397,6 +404,8 @@ def sweep(
             progress=progress,
             stop_after=stop_after,
             hooks=default_hooks() if hooks is None else hooks,
+            init_params=init_params,
+            init_from=init_from,
             log=log,
         )
 
@@ -415,6 +424,8 @@ def _sweep_locked(
     progress,
     stop_after,
     hooks,
+    init_params,
+    init_from,
     log,
 ) -> SweepResult:
     from mope_jax.checkpoint import Checkpointer
@@ -443,6 +454,8 @@ def _sweep_locked(
         "causality": causality_record(cfg),
         "env": environment(),
     }
+    if init_params is not None:
+        meta["init_from"] = init_from or "given parameters"
     run_cfgs = [run_config(cfg, hp, sd) for hp, sd in runs]
     model_grid = any(k.startswith("model.") for hp, _ in runs for k in hp)
     if model_grid:
@@ -459,6 +472,12 @@ def _sweep_locked(
                 f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir"
             )
         check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
+        if saved_meta.get("init_from") != meta.get("init_from"):
+            raise TrainingError(
+                f"{run_dir} started from {saved_meta.get('init_from') or 'the initialisation'}, "
+                f"this sweep from {meta.get('init_from') or 'the initialisation'}; "
+                "use a new --run-dir"
+            )
 
     def init():
         if model_grid:  # each run's own initial state (its model fields), then one program
@@ -473,9 +492,22 @@ def _sweep_locked(
                 for f in GRID_FIELDS
             }
             states = states.replace(hparams={**states.hparams, **_place(hps, strategy, mesh)})
+        if init_params is not None:
+            # The optimiser state of a fresh run depends on the parameters' shapes only (zero
+            # moments, count 0), so replacing the parameters is a fresh start from them.
+            states = states.replace(params=_place(init_params, strategy, mesh))
         return states
 
     abstract = jax.eval_shape(over_seeds(trainer.init, "map"), keys)
+    if init_params is not None:
+        want = jax.tree_util.tree_map(lambda a: (a.shape, str(a.dtype)), abstract.params)
+        got = jax.tree_util.tree_map(lambda a: (tuple(a.shape), str(a.dtype)), init_params)
+        if got != want:
+            raise TrainingError(
+                f"the starting parameters ({init_from or 'given'}) do not fit this model: "
+                "their tree, shapes or dtypes differ (a fine-tune may change the length of a "
+                "RoPE model, not its widths or a position table)"
+            )
     if mesh is not None:
         sharding = NamedSharding(mesh, P(SEED_AXIS))
         abstract = jax.tree_util.tree_map(

@@ -17,8 +17,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_declaration_keeps_the_single_script_settings():
     exp = load_experiment("context_extension", REPO)
-    assert exp.baseline == "language" and exp.analyze is not None and len(exp.sections) == 3
-    assert [r.name for r in exp.rows] == ["language", "arithmetic"]
+    assert exp.baseline == "language" and exp.analyze is not None and len(exp.sections) == 4
+    ft = ["language-ft-none", "language-ft-pi", "arithmetic-ft-none", "arithmetic-ft-pi"]
+    assert [r.name for r in exp.rows] == ["language", "arithmetic", *ft]
+    assert [exp.row(n).init_from for n in ft] == ["language"] * 2 + ["arithmetic"] * 2
     assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 3)]
     cfg = {}
     for s in exp.scales:
@@ -40,6 +42,14 @@ def test_declaration_keeps_the_single_script_settings():
         m = c.model
         assert (m.n_layer, m.n_head, m.n_embd, m.dropout) == (2, 2, 64, 0.0)
         assert (m.pos_encoding, m.qk_position) == ("none", "rope")
+    for base, L, bsz in (("language", 64, 32), ("arithmetic", 128, 16)):
+        for rule in ("none", "pi"):
+            c = cfg[("cpu", f"{base}-ft-{rule}")]
+            assert (c.model.block_size, c.model.rope_original_length) == (2 * L, L)
+            assert (c.model.rope_scaling, c.model.rope_factor) == (rule, 2.0)
+            assert (c.train.batch_size, c.train.max_steps, c.train.lr) == (bsz // 2, 200, 1e-3)
+            assert (c.train.warmup_steps, c.train.min_lr) == (10, 0.0)
+            assert c.data == cfg[("cpu", base)].data
     smoke = cfg[("smoke", "arithmetic")]
     assert smoke.train.max_steps == 20 and "smoke" in smoke.data.path
     assert "## Context extension" not in render_campaign(exp, "cpu", [])
@@ -78,7 +88,25 @@ def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, 
     assert "answer" not in lang and lang["loss"]["pi@1"] == lang["loss"]["none@1"]
     for a in (lang, arith):
         assert a["energy"]["tv_other_domain"] is not None and 0 < a["energy"]["theta_eff"] <= 1
+    for task, L in (("language", 64), ("arithmetic", 128)):
+        for rule in ("none", "pi"):
+            rec = json.loads((out / "records" / f"{task}-ft-{rule}" / "seed0.json").read_text())
+            a = rec["analysis"]
+            assert (a["task"], a["train_length"], a["eval_length"], a["rule"]) == (
+                task,
+                L,
+                2 * L,
+                rule,
+            )
+            assert ("answer" in a) == (task == "arithmetic")
+            assert rec["init_from"].startswith(f"row {task}, final parameters of runs/")
     md = (out / "table.md").read_text()
-    for head in ("## Context extension", "## Paired differences", "## Frequency energy"):
+    for head in (
+        "## Context extension",
+        "## Paired differences",
+        "## Fine-tuned at the new length",
+        "## Frequency energy",
+    ):
         assert head in md
+    assert "| fine-tuned, pi | 1 |" in md and "| zero-shot, none | 1 |" in md
     assert "answer acc @ 2x" in md and "data.path=igsm_train.txt" in md and str(root) not in md

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import sys
 import time
 from pathlib import Path
@@ -146,10 +145,12 @@ def main(argv=None) -> dict:
     ap.add_argument("--out", default=str(RESULTS))
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    from mope_jax.analysis.report import publish
     from mope_jax.train import environment
 
     t0 = time.time()
     doc = {
+        "renderer": "experiments/bench/gpu.py:render",
         "command": "python -m experiments.bench.gpu "
         + " ".join(sys.argv[1:] if argv is None else argv),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -157,13 +158,15 @@ def main(argv=None) -> dict:
         "records": run(TINY if args.tiny else FULL),
     }
     doc["wall_s"] = time.time() - t0
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     name = "gpu_tiny" if args.tiny else "gpu"
-    (out / f"{name}.json").write_text(json.dumps(doc, indent=2) + "\n")
-    (out / f"{name}.md").write_text(markdown(doc))
+    publish(Path(args.out) / f"{name}.json", doc, render)
     print(markdown(doc))
     return doc
+
+
+def render(doc: dict, json_path) -> dict[str, str]:
+    """``<name>.md`` from ``<name>.json`` alone (``mope-jax report --regenerate``)."""
+    return {Path(json_path).with_suffix(".md").name: markdown(doc)}
 
 
 if __name__ == "__main__":

@@ -951,7 +951,7 @@ def main(argv=None) -> dict:
     size = dict(SIZES[size_name])
     budget = args.budget or (295.0 if args.quick else 1200.0)
     sys.path.insert(0, str(ROOT))
-    from mope_jax.analysis.report import write_rendered
+    from mope_jax.analysis.report import publish
     from mope_jax.presets import model_variants
     from mope_jax.train import environment
 
@@ -1018,10 +1018,7 @@ def main(argv=None) -> dict:
         for v in variants
     }
     doc["summary"] = summarize(records)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"bench_{size_name}.json").write_text(json.dumps(doc, indent=2) + "\n")
-    write_rendered(out / f"bench_{size_name}.json", render)
+    publish(Path(args.out) / f"bench_{size_name}.json", doc, render)
     print(markdown(doc))
     return doc
 

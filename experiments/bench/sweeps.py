@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import sys
 import threading
 import time
@@ -92,7 +91,7 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     seed_counts = [int(r) for r in args.seeds.split(",")]
     sys.path.insert(0, str(ROOT))
-    from mope_jax.analysis.report import write_rendered
+    from mope_jax.analysis.report import publish
     from mope_jax.train import environment
 
     t_start, deadline = time.time(), time.time() + 3600
@@ -147,11 +146,7 @@ def main(argv=None) -> dict:
         "seed_counts": seed_counts,
         "records": records,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "sweeps.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n")
-    for text in write_rendered(path, render).values():
+    for text in publish(Path(args.out) / "sweeps.json", doc, render).values():
         log(text)
     return doc
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from mope_jax.analysis.stats import summarize, welch
 from mope_jax.errors import MopeError
+from mope_jax.provenance import save_json, write_json
 
 REQUIRED_KEYS = ("name", "seed", "final_val_loss")
 
@@ -233,10 +234,29 @@ def write_report(
         },
     }
     json_path = out.with_suffix(".json")
-    json_path.write_text(json.dumps(payload, indent=2) + "\n")
+    save_json(json_path, payload)
     (text,) = render_records(payload, json_path).values()
     out.write_text(text)
     return out
+
+
+def publish(
+    json_path: str | Path,
+    payload: dict[str, Any],
+    render_fn,
+    *,
+    command: str | None = None,
+    nan_as_null: bool = False,
+) -> dict[str, str]:
+    """How an experiment writes its results: the JSON at ``json_path`` (atomically; stamped with
+    the command, date and machine when ``command`` is given), then beside it the files
+    ``render_fn(payload, json_path)`` makes of that JSON (``payload["renderer"]`` names the same
+    function for ``mope-jax report --regenerate``). Returns {file name: text}."""
+    if command is not None:
+        write_json(json_path, payload, command=command)
+    else:
+        save_json(json_path, payload, nan_as_null=nan_as_null)
+    return write_rendered(json_path, render_fn)
 
 
 def write_rendered(json_path: str | Path, render_fn) -> dict[str, str]:

@@ -67,7 +67,12 @@ def test_verdicts_pair_by_seed_and_judge_the_anchor_at_its_scale_only():
     assert "bf16 - f32** (paired by seed): +0.0050" in md
     smoke = _table([3.5, 3.6], [3.5, 3.6], scale="smoke")
     assert "**Anchor**: not judged at scale `smoke`" in smoke and "**passes**" not in smoke
-    assert "Verdicts need at least two" in _table([1.9], [1.9])
+    one = _table([1.9], [1.9])
+    assert "**Anchor**: untested" in one and "**bf16 - f32**: untested" in one
+    # the anchor needs only f32 seeds; bf16 stays untested without paired seeds
+    f32_only = _table([1.90, 1.92, 1.91], [])
+    assert "f32 mean - nanoGPT = +0.0067: **passes**." in f32_only
+    assert "**bf16 - f32**: untested" in f32_only and "--rows learned-bf16" in f32_only
 
 
 def _doc(f32, bf16):

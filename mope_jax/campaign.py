@@ -856,13 +856,61 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
     return list(seeds)
 
 
-def _base_run_dir(work: Path, base: str, seed: int) -> Path | None:
-    """The newest finished sweep folder of row ``base`` under ``work`` that holds ``seed``."""
+def _run_dir_of(work: Path, row: str, seed: int) -> Path | None:
+    """The newest finished sweep folder of ``row`` under ``work`` that holds ``seed``."""
     found = sorted(
-        (d for d in (work / base).glob("seeds-*") if (d / f"seed{seed}" / "final.json").is_file()),
+        (d for d in (work / row).glob("seeds-*") if (d / f"seed{seed}" / "final.json").is_file()),
         key=lambda d: (d / f"seed{seed}" / "final.json").stat().st_mtime,
     )
     return found[-1] if found else None
+
+
+def analyze_records(
+    c: Campaign, *, work_dir: str | Path | None = None, log: Callable[[str], None] = print
+) -> list[tuple[str, int]]:
+    """Measure the rows' ``analyze`` on the local checkpoint of every current record that has
+    no ``analysis`` (an analysis declared after the runs were trained), add it to the record
+    and re-render the table; returns the (row, seed) updated. A record whose checkpoint is not
+    on this machine, or whose checkpoint has another config or step, is left as it is."""
+    import jax
+    import numpy as np
+
+    from mope_jax.rundir import atomic_write_text
+    from mope_jax.sweep import load_seed
+
+    work = (Path(work_dir) if work_dir is not None else c.root / "runs" / "campaigns") / (
+        f"{c.experiment.name}/{c.scale.name}"
+    )
+    updated = []
+    for p in plan(c):
+        analyze = p.row.analyze or c.experiment.analyze
+        if analyze is None:
+            continue
+        for seed in p.done:
+            path = c.record_path(p.row.name, seed)
+            rec = read_record(path)
+            if "analysis" in rec:
+                continue
+            where = f"{p.row.name} seed {seed}"
+            d = _run_dir_of(work, p.row.name, seed)
+            if d is None:
+                log(f"{where}: no checkpoint under {_rel(work, c.root)}; left without analysis")
+                continue
+            cfg, state = load_seed(d, seed)
+            diff = config_diff(rec["config"], cfg.to_dict())
+            if diff or int(state.step) != int(rec["steps"]):
+                why = "; ".join(diff) or f"step {int(state.step)} vs {rec['steps']}"
+                log(f"{where}: the checkpoint in {_rel(d, c.root)} is another run ({why}); skipped")
+                continue
+            _, corpus = c.prepared(p.row)
+            state = jax.tree_util.tree_map(np.asarray, state)
+            rec["analysis"] = _jsonable(analyze(cfg, state, corpus))
+            atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
+            updated.append((p.row.name, seed))
+            log(f"{where}: analysis added from {_rel(d, c.root)}")
+    table = write_table(c)
+    log(f"{len(updated)} records updated; table: {_rel(table, c.root)}")
+    return updated
 
 
 def _start_params(c, row, seeds, work, strategy, progress, log):
@@ -880,7 +928,7 @@ def _start_params(c, row, seeds, work, strategy, progress, log):
             f"row {row.name} starts from row {base.name}, which has no record for seeds "
             f"{_seeds_text(no_record)}; train it first: --rows {base.name},{row.name}"
         )
-    lost = [s for s in seeds if _base_run_dir(work, base.name, s) is None]
+    lost = [s for s in seeds if _run_dir_of(work, base.name, s) is None]
     if lost:  # a fresh clone: the record is committed, the checkpoint is not
         log(
             f"{row.name} starts from {base.name}, whose checkpoints of seeds {_seeds_text(lost)} "
@@ -902,7 +950,7 @@ def _start_params(c, row, seeds, work, strategy, progress, log):
             log(f"  {base.name} seed {s} rebuilt: {c.experiment.metric} {_f(got)} {same} record")
     params, sources = [], []
     for s in seeds:
-        d = _base_run_dir(work, base.name, s)
+        d = _run_dir_of(work, base.name, s)
         _, state = load_seed(d, s)
         params.append(state.params)
         sources.append(f"{_rel(d, c.root)}/seed{s}")

@@ -362,7 +362,8 @@ def cmd_demo(args) -> int:
 
 
 def cmd_campaign(args) -> int:
-    """``campaign status|run``: the plan of an experiment's campaign, or train what it lacks."""
+    """``campaign status|run|analyze``: the plan of an experiment's campaign, train what it
+    lacks, or add a later-declared analysis to its records from the local checkpoints."""
     import shlex
 
     from mope_jax import campaign
@@ -381,9 +382,13 @@ def cmd_campaign(args) -> int:
         from mope_jax.errors import UsageError
 
         raise UsageError(
-            f"campaign run needs --scale; {exp.name} has: {', '.join(s.name for s in exp.scales)}"
+            f"campaign {args.action} needs --scale; {exp.name} has: "
+            f"{', '.join(s.name for s in exp.scales)}"
         )
     c = campaign.Campaign.open(exp, args.scale, root, **opts)
+    if args.action == "analyze":
+        campaign.analyze_records(c, work_dir=args.work_dir)
+        return 0
     extra = []
     if rows:
         extra += ["--rows", ",".join(rows)]
@@ -518,7 +523,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="experiments/<name>.py declares EXPERIMENT = Experiment(...); records go to "
         "experiments/results/<name>/<scale>/records/<row>/seed<s>.json, the table to table.md",
     )
-    p.add_argument("action", choices=("run", "status"))
+    p.add_argument(
+        "action",
+        choices=("run", "status", "analyze"),
+        help="analyze: add the experiment's analysis to records that lack it, from the local "
+        "checkpoints (nothing is trained)",
+    )
     p.add_argument("experiment", help="the module experiments.<name> (e.g. paper_a)")
     p.add_argument("--scale", default=None, help="one of the experiment's scales")
     p.add_argument(

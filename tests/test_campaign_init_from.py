@@ -131,3 +131,22 @@ def test_parameters_that_do_not_fit_are_refused(done, tmp_path):
     shutil.copytree(work, clone / "work")
     with pytest.raises(TrainingError, match="do not fit this model"):
         run(wide, clone, clone / "work")
+
+
+def test_analysis_declared_later_is_added_from_the_local_checkpoints(done, tmp_path):
+    root, work, _, _ = done
+    clone = make_root(tmp_path / "clone")  # records only: nothing to measure there
+    shutil.copytree(root / "experiments" / "results", clone / "experiments" / "results")
+    exp = dataclasses.replace(
+        experiment(), analyze=lambda cfg, state, corpus: {"step": int(state.step)}
+    )
+    lines: list[str] = []
+    c = campaign.Campaign.open(exp, "t", clone)
+    assert campaign.analyze_records(c, work_dir=clone / "work", log=lines.append) == []
+    assert "no checkpoint under" in lines[0]
+    c = campaign.Campaign.open(exp, "t", root)
+    got = campaign.analyze_records(c, work_dir=work, log=lines.append)
+    assert sorted(got) == [("base", 0), ("base", 1), ("tuned", 0), ("tuned", 1)]
+    rec = json.loads(c.record_path("tuned", 1).read_text())
+    assert rec["analysis"]["step"] == TRAIN["max_steps"] == rec["steps"]
+    assert campaign.analyze_records(c, work_dir=work, log=lines.append) == []  # once only

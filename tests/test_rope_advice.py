@@ -91,10 +91,22 @@ def test_markov_text_without_power_law_gets_ntk():
     assert [s.rule for s in a.extension] == ["ntk", "ntk"]
 
 
+def test_arithmetic_text_is_not_called_self_similar():
+    """iGSM-style arithmetic (the paper's PI failure case): its MI decays with a characteristic
+    length (the problem), concave in log-log, so no PI."""
+    from mope_jax.data import igsm
+
+    ids = igsm.igsm_stream(400_000, seed=2025, ops_range=(1, 2), ops=("+", "-"))
+    a = ra.advise(ids, context=128)
+    assert a.kernel.structure == "unclear" and a.kernel.power_curvature < ra.MIN_CURVATURE
+    assert "pi" not in {s.rule for s in a.extension}
+
+
 def test_tinyshakespeare(shakespeare_path):
     a = ra.advise(ra.load_tokens(str(shakespeare_path)))
     assert a.num_tokens == 1_003_854 and a.kernel.kind == "mi"
     assert a.width == 1 and a.kernel.structure == "self-similar"
+    assert a.kernel.power_r2 >= ra.MIN_POWER_R2 and a.kernel.power_curvature > 0
     assert a.binding == "context" and a.base_recommended == 110
     assert [s.rule for s in a.extension] == ["pi", "pi"]
     assert a.grids["current"].beyond_context == 8  # base 10000: half the grid is beyond L

@@ -22,9 +22,11 @@ Ours (heuristics, derived below; the paper gives no rule for choosing a base):
   * W is measured with :mod:`mope_jax.data.dependency` (first r with K(r) >= 1/2 max K).
   * **Base rule.** Score a grid by its contrast-weighted number of admissible frequencies,
     S(base) = sum over i with theta_i <= theta* of theta_i / theta*: a frequency exactly at
-    theta* counts 1, one at theta*/2 counts 1/2, an inadmissible one 0. Treat the D/2
-    frequencies as spread evenly in log theta over [theta_min, 1] (density n / b, with
-    n = D/2 and b = ln(1/theta_min)); then for b >= ln(W/c)
+    theta* counts 1, one at theta*/2 counts 1/2, an inadmissible one 0 (contrast taken
+    proportional to theta is our modelling choice; the paper only says higher is better
+    within the admissible band). Treat the D/2 frequencies as spread evenly in log theta
+    over [theta_min, 1] (density n / b, with n = D/2 and b = ln(1/theta_min)); then for
+    b >= ln(W/c)
         S(b) = (n/b) * integral over [theta_min, theta*] of (theta/theta*) dln(theta)
              = (n/b) * (1 - e^-b W/c).
     dS/db = 0 gives  e^b = (W/c) (1 + b),  i.e.  theta_min = theta* / (1 + b): the grid
@@ -39,6 +41,8 @@ Ours (heuristics, derived below; the paper gives no rule for choosing a base):
     **Recommended base = max(base_W, base_L)** (rounded up to 3 significant digits; every
     number reported for it is computed from the rounded value). base_W alone is reported
     too, as the grid matched to W that ignores distances beyond its field.
+    Limits: the rule sees the kernel only through W (the first strong dependency) and its
+    shape; a second, wider strong dependency inside L is served only by the field floor.
   * **Shape of K** (a single-stream proxy for the paper's multi-granularity self-similarity
     test, experiments/self_similarity.py): *fixed offset* if K drops, one step either side
     of W, by at least ``SHARP_PEAK`` of its height above the median of K ("peak

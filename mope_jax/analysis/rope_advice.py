@@ -428,7 +428,8 @@ def extension_schedule(
                 "K is scale-free, so at s L the dependencies are the training ones dilated "
                 "by s and each one's best frequency moves from c/r to c/(s r): PI divides "
                 "every theta by s (the paper's condition for PI; PI's own protocol "
-                "fine-tunes at s L)"
+                "fine-tunes at s L; our CPU pilot found PI worse than no scaling without "
+                "that fine-tune: experiments/results/paper_b/context_extension.md)"
             )
         elif structure == "fixed-offset":
             rule = "yarn"
@@ -600,6 +601,12 @@ def _profile_points(n: int) -> list[int]:
     return [r for r in pts if r <= n] + ([n] if n not in pts else [])
 
 
+def _wrap(text: str, first: str, rest: str, width: int = 96) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest)
+
+
 def format_advice(a: Advice) -> str:
     """The advice as text: the reasoning, with every number it used."""
     k, d, n = a.kernel, a.head_dim, a.head_dim // 2
@@ -634,9 +641,13 @@ def format_advice(a: Advice) -> str:
         else "too few distances above noise for a power-law fit"
     )
     out += [
-        f"   shape [our heuristic]: peak sharpness {k.peak_sharpness:.2f} (fixed offset if >= "
-        f"{SHARP_PEAK});",
-        f"     K above noise at {k.coverage:.0%} of log-spaced r (>= {MIN_COVERAGE:.0%}); {fit}",
+        *_wrap(
+            f"shape [our heuristic]: peak sharpness {k.peak_sharpness:.2f} (fixed offset if "
+            f">= {SHARP_PEAK}); K above noise at {k.coverage:.0%} of log-spaced r (>= "
+            f"{MIN_COVERAGE:.0%}); {fit}",
+            "   ",
+            "     ",
+        ),
         f"   -> {k.structure}",
         "",
         f"2. Frequency targets [paper B's law], D = {d}: {n} frequencies theta_i = base^(-2i/D)",
@@ -676,7 +687,7 @@ def format_advice(a: Advice) -> str:
     ]
     if a.extension:
         first = a.extension[0]
-        out += [f"   rule: {first.rule}", f"   why: {first.reason}"]
+        out += [f"   rule: {first.rule}", *_wrap(f"why: {first.reason}", "   ", "     ")]
     for step in a.extension:
         s = step.factor
         eff = ", ".join(
@@ -688,5 +699,5 @@ def format_advice(a: Advice) -> str:
         ]
     out.append("     (* = the slowest frequency no longer covers s L: theta'_min > pi/(s L))")
     for note in a.notes:
-        out.append(f"note: {note}")
+        out += _wrap(f"note: {note}", "", "  ")
     return "\n".join(out)

@@ -162,3 +162,22 @@ def test_bad_input_is_one_line_and_exit_2(argv, fragment, capsys):
     assert rc == 2
     assert err.startswith("error:") and len(err.strip().splitlines()) == 1
     assert fragment in err
+
+
+def test_printed_overrides_are_valid_config_overrides(block_advice):
+    """What a later campaign copies: the training and evaluation overrides apply to a RoPE
+    config and give the frequencies the advice analysed."""
+    from mope_jax.config import apply_overrides
+    from mope_jax.encodings.rope import scaled_frequencies
+    from mope_jax.presets import apply_variant, get_preset
+
+    a = block_advice[10]
+    rope = apply_variant(get_preset("smoke"), "rope")
+    cfg = apply_overrides(rope, ["model.n_embd=64", "model.n_head=2", *a.overrides.split()])
+    assert cfg.model.rope_base == a.base_recommended and cfg.model.head_dim == a.head_dim
+    for step in a.extension:
+        ext = apply_overrides(cfg, step.overrides.split())
+        assert ext.model.block_size == int(step.factor * a.context)
+        theta, _ = scaled_frequencies(ext.model, ext.model.block_size)
+        i = a.grids["recommended"].nearest_index  # yarn-keep leaves theta_W as trained
+        assert float(theta[i]) == pytest.approx(a.grids["recommended"].nearest_theta, rel=1e-5)

@@ -8,6 +8,7 @@
     mope-jax sample --run-dir runs/rope --prompt "ROMEO:" --tokens 200
     mope-jax campaign status paper_a                 a declared experiment: what is done, missing
     mope-jax campaign run paper_a --scale cpu --budget-minutes 30
+    mope-jax rope-advice --data input.txt             RoPE base and extension advice from data
 
 Overrides are ``section.key=value`` (``train.lr=1e-3``, ``model.n_layer=2``). Bad input prints
 one line starting with ``error:`` that names the fix, and exits with status 2.
@@ -415,6 +416,55 @@ def cmd_campaign(args) -> int:
     return 0
 
 
+def _c_constant(text: str) -> float:
+    if text in ("pi", "theory"):
+        return math.pi
+    if text == "fit":
+        return 3.02
+    v = _finite_nonneg(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be > 0 (or pi, or fit = 3.02)")
+    return v
+
+
+def _factors(text: str) -> tuple[float, ...]:
+    try:
+        out = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a list of numbers like 2,4") from None
+    if not out or any(not (math.isfinite(s) and s > 1) for s in out):
+        raise argparse.ArgumentTypeError(f"{text!r}: every factor must be > 1, e.g. 2,4")
+    return out
+
+
+def _positive_float(text: str) -> float:
+    v = _finite_nonneg(text)
+    if v <= 1:
+        raise argparse.ArgumentTypeError(f"{text} must be > 1")
+    return v
+
+
+def cmd_rope_advice(args) -> int:
+    from mope_jax.analysis import rope_advice as ra
+
+    tokens = ra.load_tokens(args.data, tfds_manual_dir=args.tfds_manual_dir or "")
+    advice = ra.advise(
+        tokens,
+        head_dim=args.head_dim,
+        context=args.context,
+        base=args.base,
+        max_distance=args.max_distance,
+        kind=args.kernel,
+        c=args.c,
+        factors=args.factors,
+    )
+    if args.json:
+        print(json.dumps(advice.to_dict(), indent=1))
+    else:
+        print(ra.format_advice(advice))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="mope-jax",
@@ -558,6 +608,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_campaign)
+
+    p = sub.add_parser(
+        "rope-advice",
+        help="measure a corpus's dependency kernel K(r) and width W; recommend a RoPE base "
+        "and a context-extension schedule (paper B's law + our rule; untested advice)",
+        description="Measures K(r), r = 1..--max-distance, of the training tokens, the width W "
+        "(first r with K(r) >= max K / 2), and prints the RoPE base and extension overrides "
+        "that paper B's field-resolution law and our rule (mope_jax/analysis/rope_advice.py) "
+        "give, with every number used. No training has checked this advice yet.",
+    )
+    p.add_argument(
+        "--data",
+        required=True,
+        type=_nonempty,
+        help="tinyshakespeare (tensorflow-datasets) | blocks:B=10[,K=16,N=200000,seed=0] | "
+        "repeat:W=8[,K=16,N=200000,seed=0] | a UTF-8 text file (characters, first 90%%)",
+    )
+    p.add_argument("--tfds-manual-dir", default=None, help="folder holding karpathy's input.txt")
+    p.add_argument("--head-dim", type=_int_at_least(4), default=32, help="D (default 32)")
+    p.add_argument(
+        "--context", type=_int_at_least(2), default=256, help="training length L (default 256)"
+    )
+    p.add_argument(
+        "--base", type=_positive_float, default=10000.0, help="base to compare (default 10000)"
+    )
+    p.add_argument(
+        "--max-distance",
+        type=_int_at_least(1),
+        default=None,
+        help="largest r of K(r) (default: --context)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=("auto", "mi", "match"),
+        default="auto",
+        help="mi (mutual information) | match (excess exact matches) | auto (default: match "
+        "for the built-in copy tasks, mi otherwise)",
+    )
+    p.add_argument(
+        "--c",
+        type=_c_constant,
+        default=math.pi,
+        help="theta* = c/W: pi (theory, default), fit (3.02, the paper's fit) or a number",
+    )
+    p.add_argument(
+        "--factors", type=_factors, default=(2.0, 4.0), help="extension factors s (default 2,4)"
+    )
+    p.add_argument("--json", action="store_true", help="print the advice as JSON")
+    p.set_defaults(func=cmd_rope_advice)
 
     p = sub.add_parser("presets", help="list scale presets and model variants")
     p.add_argument("--show", default=None, metavar="PRESET", help="print a preset's full config")

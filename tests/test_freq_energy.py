@@ -154,3 +154,38 @@ def test_spectra_dispatcher_includes_rope_energy():
     assert "rope_theta_eff" in spectra.eval_summary(cfg, state)
     assert spectra.extract_spectra(cfg, state)["rope_energy"].shape == (2, 2, 4)
     assert "rope_theta_eff" not in spectra.eval_summary(TINY, state)  # no data config, no probe
+
+
+def test_offset_attention_uses_the_models_own_rotation_and_rows_sum_to_one():
+    """The probabilities are softmax(q.k / sqrt(D)) of the rotated q, k that the model's own
+    RoPE module outputs (captured with capture_intermediates), causal, rows summing to 1."""
+    from mope_jax.analysis.freq_energy import _attention_probs, offset_attention
+    from mope_jax.model import GPT
+
+    params = init_params(TINY, jax.random.PRNGKey(3))
+    tokens = jax.random.randint(jax.random.PRNGKey(4), (3, 16), 0, 11)
+    probs = np.asarray(_attention_probs(TINY, params, tokens), np.float64)  # (L,B,H,T,S)
+    assert probs.shape == (2, 3, 2, 16, 16)
+    np.testing.assert_allclose(probs.sum(-1), 1.0, atol=1e-5)
+    assert np.all(probs[..., np.triu_indices(16, 1)[0], np.triu_indices(16, 1)[1]] == 0)
+    _, inter = GPT(TINY).apply(
+        {"params": params}, tokens, deterministic=True, capture_intermediates=True
+    )
+    for layer in range(2):
+        q_rot, k_rot = inter["intermediates"][f"h_{layer}"]["attn"]["Rope_0"]["__call__"][0]
+        s = np.einsum("bthd,bshd->bhts", np.asarray(q_rot, np.float64), np.asarray(k_rot))
+        s = s / np.sqrt(TINY.head_dim) + np.where(np.tril(np.ones((16, 16))), 0.0, -np.inf)
+        ref = np.exp(s - s.max(-1, keepdims=True))
+        ref /= ref.sum(-1, keepdims=True)
+        np.testing.assert_allclose(probs[layer], ref, atol=2e-6)
+        for off in (0, 3, 15):
+            m = np.arange(off, 16)
+            want = ref[:, :, m, m - off].mean(axis=(0, 2))
+            np.testing.assert_allclose(
+                offset_attention(TINY, params, tokens, off)[layer], want, atol=2e-6
+            )
+    with pytest.raises(ValueError, match="offset 16"):
+        offset_attention(TINY, params, tokens, 16)
+    gated = dataclasses.replace(TINY, attn_bias="alibi")
+    with pytest.raises(ValueError, match="attn_bias=alibi"):
+        offset_attention(gated, params, tokens, 1)

@@ -18,11 +18,23 @@ REPO = Path(__file__).resolve().parents[1]
 def test_declaration_keeps_the_single_script_settings():
     exp = load_experiment("freq_matching", REPO)
     assert exp.baseline == "copy-B4" and exp.analyze is not None and exp.sections
-    assert [s.name for s in exp.scales] == ["smoke", "cpu"]
+    assert [s.name for s in exp.scales] == ["smoke", "cpu", "learned"]
     assert [r.name for r in exp.rows] == [
-        *(f"copy-B{b}" for b in (4, 6, 10, 18, 34)),
+        *(f"copy-B{b}" for b in (4, 6, 10, 18, 34, 66)),
         *(f"repeat-W{w}" for w in (2, 4, 8, 16, 32)),
     ]
+    first = [r.name for r in exp.rows if r.name != "copy-B66"]
+    assert list(exp.scale("smoke").rows) == list(exp.scale("cpu").rows) == first
+    learned = exp.scale("learned")
+    assert learned.seeds == 5 and learned.rows is None
+    lc = row_config(exp, learned, exp.row("copy-B66"), data_fields(exp, learned, REPO))
+    assert (lc.model.n_layer, lc.model.n_head, lc.model.n_embd, lc.model.head_dim) == (
+        2,
+        4,
+        128,
+        32,
+    )
+    assert (lc.train.max_steps, lc.train.lr, lc.data.block_len) == (2000, 1e-3, 66)
     smoke, cpu = exp.scale("smoke"), exp.scale("cpu")
     assert (smoke.seeds, cpu.seeds) == (1, 3)
     data = data_fields(exp, cpu, REPO)
@@ -69,4 +81,65 @@ def test_smoke_campaign_records_analysis_and_renders_the_law(tmp_path):
         assert len(a["p"]) == 2 and len(a["p"][0]) == 2 and len(a["p"][0][0]) == 16
     md = (out / "table.md").read_text()
     assert "## Frequency matching" in md and "### copy task" in md and "### repeat task" in md
+    for a in (copy, rep):
+        share = a["copy_attention"]
+        assert len(share) == 2 and len(share[0]) == 2 and all(0 <= x <= 1 for x in share[0])
+        assert all(share[i][h] >= 0.5 for i, h in a["copy_heads"])
+    assert "runs that learned the copy (copy acc >= 0.9): 0 of 1" in md
     assert "c = theta_eff W, mean (95% CI)" in md and "all runs, all heads (primary)" in md
+
+
+def _run(W, log_theta, acc=1.0, tv=0.3, seed=0, heads=None):
+    return {
+        "task": "copy",
+        "W": W,
+        "block_len": W + 2,
+        "seed": seed,
+        "copy_accuracy": acc,
+        "log_theta_eff": log_theta,
+        "log_theta_eff_sharpest_head": log_theta,
+        "stability_tv": {"vs_init": tv},
+        "copy_heads": [[0, 0]] if heads is None else heads,
+        "log_theta_eff_copy_heads": log_theta,
+    }
+
+
+def test_fit_with_distance_recovers_both_slopes():
+    import math
+
+    from experiments import freq_matching as fm
+
+    rng = __import__("numpy").random.default_rng(0)
+    runs = []
+    for W in (2, 4, 8, 16, 32):
+        for s in range(3):
+            tv = float(rng.uniform(0.1, 0.9))
+            runs.append(_run(W, 1.1 + 0.8 * math.log(1 / W) - 0.5 * tv, tv=tv, seed=s))
+    f = fm.fit_with_distance(runs)
+    assert abs(f["b"] - 0.8) < 1e-9 and abs(f["g"] + 0.5) < 1e-9 and f["n"] == 15
+    assert fm.fit_with_distance(runs[:4]) is None
+
+
+def test_law_judge_counts_unlearned_runs_and_gives_each_verdict():
+    import math
+
+    from experiments import freq_matching as fm
+
+    def records(c, slope, extra=()):
+        out = []
+        for W in (2, 8, 32):
+            for s, noise in enumerate((-0.01, 0.0, 0.01)):
+                a = _run(W, math.log(c) - slope * math.log(W) + noise, seed=s)
+                out.append(
+                    {"analysis": a, "seed": s, "final_val_loss": 1.0, "row": f"copy-B{W + 2}"}
+                )
+        return out + list(extra)
+
+    exp = fm.EXPERIMENT
+    assert fm._law_judge(exp, {}).verdict == "untested"
+    unlearned = {"analysis": _run(16, 0.0, acc=0.2, seed=9), "seed": 9, "final_val_loss": 1.0}
+    v = fm._law_judge(exp, {"learned": records(3.1, 1.0, [unlearned])})
+    assert v.verdict == "reproduced" and "the 9 of 10 copy runs" in v.evidence
+    assert fm._law_judge(exp, {"learned": records(3.1, 0.5)}).verdict == "not reproduced"
+    assert fm._law_judge(exp, {"learned": records(9.0, 1.0)}).verdict == "not reproduced"
+    assert fm._law_judge(exp, {"cpu": records(3.1, 1.0)}).verdict == "untested"

@@ -100,6 +100,54 @@ def model_energies(cfg, params: Params, tokens: Array) -> Array:
     return _model_energies_jit(cfg, params, jnp.asarray(tokens))
 
 
+def _attention_probs(cfg, params: Params, tokens: Array) -> Array:  # (L,B,H,T,S)
+    """(L, B, H, T, S) attention probabilities of a model whose scores are q.k / sqrt(D) after
+    its ``qk_position`` variant (e.g. RoPE), recomputed from the captured q and k."""
+    from mope_jax.attention import registry
+    from mope_jax.attention.core import causal_mask, dot_product_scores
+
+    position = registry.get("qk_position", cfg.qk_position).build(cfg)
+    t = tokens.shape[1]
+    positions = jnp.arange(t)
+    out = []
+    for q, k in capture_qk(cfg, params, tokens):
+        if position is not None:
+            q, k = position.apply({}, q, k, positions)
+        scores = dot_product_scores(q, k, cfg.head_dim)  # (B,H,T,S)
+        scores = jnp.where(causal_mask(t), scores, -jnp.inf)
+        out.append(jax.nn.softmax(scores.astype(jnp.float32), axis=-1))
+    return jnp.stack(out)
+
+
+_attention_probs_jit = jax.jit(_attention_probs, static_argnums=0)
+
+
+def attention_probs(cfg, params: Params, tokens) -> np.ndarray:
+    """(L, B, H, T, S) attention probabilities on tokens (B, T), float64, for the models
+    :func:`offset_attention` accepts (it checks the model)."""
+    return np.asarray(_attention_probs_jit(cfg, params, jnp.asarray(tokens)), np.float64)
+
+
+def offset_attention(cfg, params: Params, tokens: Array, offset: int) -> np.ndarray:
+    """(L, H): the mean attention probability from a query at m to the key at m - ``offset``,
+    over the windows and every m >= offset.
+
+    For models whose attention is softmax(q.k / sqrt(D)) after a parameter-free ``qk_position``
+    variant (RoPE and its extensions, or none), without an ``attn_bias``, ``qk_filter`` or
+    another mixer (ValueError otherwise: their probabilities are not recomputed here)."""
+    if cfg.attn_bias != "none" or cfg.qk_filter != "none" or cfg.mixer != "attention":
+        raise ValueError(
+            "offset_attention recomputes softmax(q.k / sqrt(D)) only; this model has "
+            f"attn_bias={cfg.attn_bias}, qk_filter={cfg.qk_filter}, mixer={cfg.mixer}"
+        )
+    t = tokens.shape[1]
+    if not 0 <= offset < t:
+        raise ValueError(f"offset {offset} must be in [0, {t})")
+    probs = attention_probs(cfg, params, tokens)
+    m = np.arange(offset, t)
+    return probs[:, :, :, m, m - offset].mean(axis=(1, 3))  # (L, H)
+
+
 def summarize(p: np.ndarray, theta: np.ndarray) -> dict[str, np.ndarray]:
     """Summaries of normalised energies p (..., F) over frequencies theta (F,), rad/token.
 

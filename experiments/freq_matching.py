@@ -133,7 +133,15 @@ SCALES = (
         row_overrides={f"repeat-W{w}": _REPEAT_CPU for w in WIDTHS},
         rows=_FIRST,
     ),
-    Scale("learned", MODEL_LEARNED, TRAIN_LEARNED, seeds=5),
+    Scale(
+        "learned",
+        MODEL_LEARNED,
+        TRAIN_LEARNED,
+        seeds=5,
+        # the pilot's copy-B66 seed 0 was flat at ln 16 for all 2000 steps (copy acc 0.125),
+        # where copy-B34 learned the copy by step 1000: the widest block gets 3x the steps
+        row_overrides={"copy-B66": ("train.max_steps=6000", "train.eval_interval=500")},
+    ),
 )
 
 
@@ -476,10 +484,14 @@ def _body(
     fit_learned = fit_law(learned) if len(learned) >= 2 else None
     lines = [
         f"Task: **{task}**. {w_definition}.\n",
-        (model or LEGACY_MODEL.format(steps=steps)) + ""
-        "theta_eff = exp(sum_i p_i log theta_i), p from 8 fixed validation windows, "
-        "averaged (in log) over both layers and both heads. "
-        "'copy acc' = greedy accuracy on the copy targets; a run whose copy "
+        (model or LEGACY_MODEL.format(steps=steps))
+        + "theta_eff = exp(sum_i p_i log theta_i), p from 8 fixed validation windows, "
+        + (
+            "averaged (in log) over every layer and head. "
+            if model
+            else "averaged (in log) over both layers and both heads. "
+        )
+        + "'copy acc' = greedy accuracy on the copy targets; a run whose copy "
         "accuracy is below 0.9 has not learned the dependency the law is about.\n",
         "| B | W | W measured | seeds | val loss (optimum) | copy acc per seed | "
         "theta_eff per seed | c = theta_eff W, mean (95% CI) | entropy (init; uniform = 2.77) | "

@@ -34,7 +34,9 @@ def test_declaration_keeps_the_single_script_settings():
         128,
         32,
     )
-    assert (lc.train.max_steps, lc.train.lr, lc.data.block_len) == (2000, 1e-3, 66)
+    assert (lc.train.max_steps, lc.train.lr, lc.data.block_len) == (6000, 1e-3, 66)
+    l34 = row_config(exp, learned, exp.row("copy-B34"), data_fields(exp, learned, REPO))
+    assert (l34.train.max_steps, l34.train.eval_interval) == (2000, 250)
     smoke, cpu = exp.scale("smoke"), exp.scale("cpu")
     assert (smoke.seeds, cpu.seeds) == (1, 3)
     data = data_fields(exp, cpu, REPO)

@@ -108,3 +108,23 @@ def test_holm_matches_the_step_down_procedure():
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     out = holm([0.02, float("nan"), 0.04])
     assert out[0] == pytest.approx(0.04) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)
+
+
+def test_line_fit_by_hand():
+    """x = 0..3, y = 1, 3, 2, 5: slope 1.1, intercept 1.1, SSE 2.7, se sqrt(2.7 / 2 / 5),
+    t(0.975, 2) = 4.302653."""
+    import math
+
+    from mope_jax.analysis.stats import line_fit
+
+    f = line_fit([0, 1, 2, 3], [1, 3, 2, 5])
+    assert math.isclose(f.slope, 1.1) and math.isclose(f.intercept, 1.1)
+    h = 4.302653 * math.sqrt(0.27)
+    assert math.isclose(f.ci_low, 1.1 - h, rel_tol=1e-6) and math.isclose(
+        f.ci_high, 1.1 + h, rel_tol=1e-6
+    )
+    assert math.isclose(f.r2, 1 - 2.7 / 8.75)
+    two = line_fit([0, 1], [0, 2])
+    assert two.slope == 2 and math.isnan(two.ci_low)
+    with pytest.raises(ValueError):
+        line_fit([1, 1, 1], [0, 1, 2])

@@ -169,3 +169,35 @@ def holm(pvalues) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         out[i] = running
     return out
+
+
+@dataclass(frozen=True)
+class LineFit:
+    """Least squares y = intercept + slope x, with the t-interval of the slope (n - 2 dof)."""
+
+    n: int
+    slope: float
+    intercept: float
+    ci_low: float  # nan for n < 3
+    ci_high: float
+    r2: float
+
+
+def line_fit(x, y, confidence: float = 0.95) -> LineFit:
+    """Ordinary least squares of y on x (1-D, same length, at least two distinct x)."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(set(x.tolist())) < 2:
+        raise ValueError("line_fit needs two 1-D arrays of one length with two distinct x")
+    n = len(x)
+    xm, ym = x.mean(), y.mean()
+    sxx = float(((x - xm) ** 2).sum())
+    slope = float(((x - xm) * (y - ym)).sum() / sxx)
+    intercept = float(ym - slope * xm)
+    resid = y - (intercept + slope * x)
+    sst = float(((y - ym) ** 2).sum())
+    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else 1.0
+    if n < 3:
+        return LineFit(n, slope, intercept, float("nan"), float("nan"), r2)
+    se = math.sqrt(float(resid @ resid) / (n - 2) / sxx)
+    h = t_quantile(0.5 + confidence / 2, n - 2) * se
+    return LineFit(n, slope, intercept, slope - h, slope + h, r2)

@@ -268,3 +268,34 @@ def leaf_copies(prompt: str, generated: str) -> tuple[int, int]:
     stated = dict(re.findall(r"([A-Z])=(\d+)\.", prompt))
     said = dict(re.findall(r"Define ([A-Z]) as [a-z]; so [a-z]=(\d+)\.", generated))
     return sum(said.get(k) == v for k, v in stated.items()), len(stated)
+
+
+_PROMPT_LEAF = re.compile(r"([A-Z])=(\d+)\.")
+_SOLUTION_STEP = re.compile(
+    r"Define ([A-Z]) as ([a-z]); so \2=(?:(\d+)|([a-z])([-+*])([a-z])=(\d+)[-+*](\d+)=(\d+))\."
+)
+
+
+def lookup_distances(problem_text: str) -> list[int]:
+    """The distances (in characters) over which a problem's solution copies values: for each
+    value the solution writes down that was stated before (a leaf's value from the prompt, an
+    operand's value from the step that computed or defined it), the position of the copy minus
+    the position of its source (both at the first digit). The dependency a model must resolve
+    to write the solution; its median over a stream is the task's width W."""
+    where: dict[str, int] = {}  # upper-case name -> position of its value's first digit
+    for m in _PROMPT_LEAF.finditer(problem_text):
+        if m.start() < problem_text.find("?"):  # statements only (the prompt ends at '?X')
+            where.setdefault(m.group(1), m.start(2))
+    out = []
+    lower = {}
+    for m in _SOLUTION_STEP.finditer(problem_text):
+        name, low = m.group(1), m.group(2)
+        lower[low] = name
+        if m.group(3) is not None:  # a leaf: "so a=5." copies A's value from the prompt
+            out.append(m.start(3) - where[name])
+            where[name] = m.start(3)
+        else:  # "so z=x+y=7+5=12." copies x's and y's values
+            for var, grp in ((m.group(4), 7), (m.group(6), 8)):
+                out.append(m.start(grp) - where[lower[var]])
+            where[name] = m.start(9)
+    return out

@@ -17,14 +17,19 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           ~3); cpu (500 / 800 steps, 3 seeds per row): the single-script version took 1609 s
           for both rows (6 runs) under load 6-16, i.e. ~4-5 min per run. Fine-tune rows at
           smoke (10 steps): 6-10 s per run measured (2-core CPU beside a campaign); the
-          zero-shot rows of that same smoke command: 11 s (language), 62 s (arithmetic).
+          zero-shot rows of that same smoke command: 11 s (language), 62 s (arithmetic);
+          retrieval 17 s and its fine-tunes 9-10 s (smoke, 32 problems per condition).
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy.
 
-Rows: ``language`` (TinyShakespeare, the campaign's default corpus; ``--corpus`` replaces it)
-and ``arithmetic`` (the iGSM text file of the scale, written under ``runs/paper_b/<scale>/``
-when this module is imported, if missing or different). Baseline: ``language``, the domain
+Rows: ``language`` (TinyShakespeare, the campaign's default corpus; ``--corpus`` replaces it),
+``arithmetic`` (the iGSM text file of the scale, written under ``runs/paper_b/<scale>/``
+when this module is imported, if missing or different) and ``retrieval`` (paper B's third
+setting, mope_jax.data.retrieval: key-value records spread over the context, the query at the
+end, examples of exactly L = 128 characters; its answer accuracy is one forward pass per
+example, so RETRIEVAL_PROBLEMS = 500 per (method, s) at cpu: a 5-point difference is
+resolvable), each with its ``-ft-none`` / ``-ft-pi`` fine-tunes. Baseline: ``language``, the domain
 where the paper says PI works, against which arithmetic is the contrast. The two rows differ
 in data and length, so their val-loss difference in the campaign table tests nothing; the
 study is in the sections: the extension table (every method at s = 1, 2, 4; mean +- sd
@@ -74,7 +79,7 @@ import numpy as np
 from mope_jax.analysis.freq_energy import energy_report, probe_tokens
 from mope_jax.campaign import Experiment, Row, Scale, by_row
 from mope_jax.config import Config
-from mope_jax.data import igsm
+from mope_jax.data import igsm, retrieval
 from mope_jax.encodings.rope import extend_context
 from mope_jax.model import GPT
 
@@ -101,6 +106,8 @@ SCALES = {
     "cpu": dict(seeds=(0, 1, 2), steps=(500, 800), problems=32),
 }
 IGSM_CHARS = {"smoke": 60_000, "cpu": 1_000_000}
+RETRIEVAL_L = 128  # the retrieval row's training length (examples of exactly L characters)
+RETRIEVAL_PROBLEMS = {"smoke": 32, "cpu": 500}  # per (method, s): 5 points resolvable at 500
 
 
 def igsm_file(scale: str) -> Path:
@@ -109,6 +116,17 @@ def igsm_file(scale: str) -> Path:
     path = pb.RUNS / scale / "igsm_train.txt"
     ids = igsm.igsm_stream(IGSM_CHARS[scale], seed=2024, ops_range=(1, 2), ops=OPS)
     text = igsm.decode(ids)
+    if not path.is_file() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
+
+
+def retrieval_file(scale: str) -> Path:
+    """The retrieval training text of a scale: examples of RETRIEVAL_L characters
+    (deterministic; rewritten only when missing or different, never committed)."""
+    path = pb.RUNS / scale / "retrieval_train.txt"
+    text = retrieval.stream(IGSM_CHARS[scale], RETRIEVAL_L, seed=2025)
     if not path.is_file() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -129,7 +147,7 @@ def _train(steps: int) -> dict:
 FT_FACTOR = 2
 FT_RULES = ("none", "pi")
 FT_STEPS = {"smoke": 10, "cpu": 200}
-BASES = {"language": (64, 32), "arithmetic": (128, 16)}  # row -> (L, batch size)
+BASES = {"language": (64, 32), "arithmetic": (128, 16), "retrieval": (RETRIEVAL_L, 16)}
 
 
 def ft_name(base: str, rule: str) -> str:
@@ -145,16 +163,18 @@ def _ft_train(name: str, base: str) -> tuple[str, ...]:
 
 def _scale(name: str) -> Scale:
     lang, arith = SCALES[name]["steps"]
-    data = (f"data.path={igsm_file(name)}",)
-    over = list(data)
+    data = {
+        "language": (),
+        "arithmetic": (f"data.path={igsm_file(name)}",),
+        "retrieval": (f"data.path={retrieval_file(name)}",),
+    }
+    longer = []
     if arith != lang:
-        over += [f"train.{k}={v}" for k, v in _train(arith).items() if v != _train(lang)[k]]
-    row_overrides = {"arithmetic": tuple(over)}
+        longer = [f"train.{k}={v}" for k, v in _train(arith).items() if v != _train(lang)[k]]
+    row_overrides = {base: data[base] + tuple(longer) for base in ("arithmetic", "retrieval")}
     for base in BASES:
         for rule in FT_RULES:
-            row_overrides[ft_name(base, rule)] = (data if base == "arithmetic" else ()) + (
-                _ft_train(name, base)
-            )
+            row_overrides[ft_name(base, rule)] = data[base] + _ft_train(name, base)
     return Scale(
         name,
         MODEL,
@@ -175,7 +195,7 @@ def _ft_row(base: str, rule: str) -> Row:
             f"model.rope_factor={float(FT_FACTOR)}",
             f"model.rope_original_length={L}",
         )
-        + (("data.source=text",) if base == "arithmetic" else ()),
+        + (("data.source=text",) if base != "language" else ()),
         label=f"{base} fine-tuned at {FT_FACTOR}L = {FT_FACTOR * L} with rule {rule}",
         init_from=base,
         analyze=lambda cfg, state, corpus: analyze_finetuned(cfg, state, corpus),
@@ -189,6 +209,12 @@ ROWS = (
         "rope",
         ("model.block_size=128", "train.batch_size=16", "data.source=text"),
         label="iGSM mod-23 arithmetic (op +), L = 128",
+    ),
+    Row(
+        "retrieval",
+        "rope",
+        (f"model.block_size={RETRIEVAL_L}", "train.batch_size=16", "data.source=text"),
+        label=f"key-value retrieval, query at the end, L = {RETRIEVAL_L}",
     ),
 ) + tuple(_ft_row(base, rule) for base in BASES for rule in FT_RULES)
 
@@ -266,7 +292,10 @@ def map_text(ids_from: np.ndarray, vocab_from, vocab_to) -> np.ndarray:
 
 
 def task_of(cfg: Config) -> str:
-    return "arithmetic" if Path(cfg.data.path).name == "igsm_train.txt" else "language"
+    name = Path(cfg.data.path).name
+    return {"igsm_train.txt": "arithmetic", "retrieval_train.txt": "retrieval"}.get(
+        name, "language"
+    )
 
 
 def scale_of(cfg: Config) -> str:
@@ -276,7 +305,7 @@ def scale_of(cfg: Config) -> str:
 
 def _other_domain_text(task: str, scale: str, n: int) -> str | None:
     """The other domain's validation text (its last 10%), first n characters; None if absent."""
-    path = SHAKESPEARE if task == "arithmetic" else pb.RUNS / scale / "igsm_train.txt"
+    path = SHAKESPEARE if task != "language" else pb.RUNS / scale / "igsm_train.txt"
     if not Path(path).is_file():
         return None
     text = Path(path).read_text()
@@ -323,7 +352,26 @@ def analyze(cfg: Config, state, corpus) -> dict:
     if task == "arithmetic":
         n = SCALES.get(scale, SCALES["cpu"])["problems"]
         out["answer"] = accuracies(cfg.model, params, tuple(corpus.vocab), L, n)
+    if task == "retrieval":
+        out["retrieval"] = retrieval_accuracies(cfg.model, params, tuple(corpus.vocab), L, scale)
     out["energy"] = energy(cfg, params, corpus, task, scale)
+    return out
+
+
+def retrieval_accuracies(model_cfg, params, vocab, L: int, scale: str) -> dict:
+    """Answer accuracy on RETRIEVAL_PROBLEMS fresh examples of s L characters for every method
+    and s (one forward pass per batch: the answer is the next character)."""
+    n = RETRIEVAL_PROBLEMS.get(scale, RETRIEVAL_PROBLEMS["cpu"])
+    out = {}
+    for s in FACTORS:
+        x, answers, _ = retrieval.examples(n, s * L + 2, seed=999 + s, vocab=vocab)
+        for m in METHODS:
+            if s == 1 and m != "none":
+                out[f"{m}@1"] = out["none@1"]
+                continue
+            cfg = extend_context(model_cfg, m, float(s), original_length=L)
+            fn = lambda x, cfg=cfg: _forward(cfg, params, jnp.asarray(x))  # noqa: E731
+            out[f"{m}@{s}"] = retrieval.accuracy(fn, x, answers, batch=EVAL_BATCH)
     return out
 
 
@@ -360,6 +408,15 @@ def analyze_finetuned(cfg: Config, state, corpus) -> dict:
             vocab=vocab,
             batch=EVAL_BATCH,
         )
+    if task == "retrieval":
+        x, answers, _ = retrieval.examples(
+            RETRIEVAL_PROBLEMS.get(scale, RETRIEVAL_PROBLEMS["cpu"]),
+            n + 2,
+            seed=999 + FT_FACTOR,
+            vocab=tuple(corpus.vocab),
+        )
+        fn = lambda x: _forward(cfg.model, params, jnp.asarray(x))  # noqa: E731
+        out["retrieval"] = retrieval.accuracy(fn, x, answers, batch=EVAL_BATCH)
     out["energy"] = energy(cfg, params, corpus, task, scale)
     return out
 
@@ -392,17 +449,18 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
         if not any(tuned.values()):
             continue
         any_rows = True
-        arith = "answer" in (
-            zero[0] if zero else next(v for v in tuned.values() if v)[0]["analysis"]
-        )
+        first = zero[0] if zero else next(v for v in tuned.values() if v)[0]["analysis"]
+        arith, retr = "answer" in first, "retrieval" in first
         steps = next(v for v in tuned.values() if v)[0]["config"]["train"]["max_steps"]
         lines += [
             f"### {base.name}: fine-tuned {steps} steps at {s}L",
             "",
             "| model at "
             + f"{s}L | n | loss | loss beyond L"
-            + (" | answer acc | leaf acc |" if arith else " |"),
-            "|---|---|---|---" + ("|---|---|" if arith else "|"),
+            + (" | answer acc | leaf acc" if arith else "")
+            + (" | retrieval acc" if retr else "")
+            + " |",
+            "|---|---|---|---" + ("|---|---" if arith else "") + ("|---" if retr else "") + "|",
         ]
 
         def cells(values):
@@ -410,6 +468,7 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
                 {
                     "loss": {"k": {"all": v["loss"]["all"], "beyond_L": v["loss"]["beyond_L"]}},
                     **({"answer": {"k": v["answer"]}} if arith else {}),
+                    **({"retrieval": {"k": v["retrieval"]}} if retr else {}),
                 }
                 for v in values
             ]
@@ -417,6 +476,8 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
             out = [_fmt(summ["loss"]["k"]), _fmt(summ["loss_beyond_L"]["k"])]
             if arith:
                 out += [_fmt(summ["accuracy"]["k"]), _fmt(summ["leaf_accuracy"]["k"])]
+            if retr:
+                out.append(_fmt(summ["retrieval"]["k"]))
             return " | ".join(out)
 
         for rule in FT_RULES:
@@ -425,6 +486,7 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
                     {
                         "loss": a["loss"][f"{rule}@{s}"],
                         "answer": (a.get("answer") or {}).get(f"{rule}@{s}"),
+                        "retrieval": (a.get("retrieval") or {}).get(f"{rule}@{s}"),
                     }
                     for a in zero
                 ]
@@ -441,6 +503,8 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
             qs = [("loss", lambda x: x["loss"]["all"])]
             if arith:
                 qs.append(("answer acc", lambda x: x["answer"]["accuracy"]))
+            if retr:
+                qs.append(("retrieval acc", lambda x: x["retrieval"]))
             for label, get in qs:
                 t = paired_t([get(a[k]) for k in both], [get(b[k]) for k in both])
                 ci = f"[{t.ci_low:+.3f}, {t.ci_high:+.3f}] (p {t.p:.3f})" if t.n > 1 else "(n/a)"
@@ -477,17 +541,19 @@ def extension_section(experiment: Experiment, scale: Scale, records: list[dict])
         steps = rs[0]["config"]["train"]["max_steps"]
         what = "" if task == row.name else f" ({task} task)"
         lines.append(f"### {row.name}{what} (trained at L = {L}, {steps} steps, {len(rs)} seeds)\n")
-        lines += _task_table(per_seed, L, task == "arithmetic")
+        lines += _task_table(per_seed, L, task == "arithmetic", task == "retrieval")
         lines.append("")
     return "\n".join(lines) if any_rows else ""
 
 
-def _task_table(per_seed: list[dict], L: int, answers: bool) -> list[str]:
+def _task_table(per_seed: list[dict], L: int, answers: bool, retr: bool = False) -> list[str]:
     hdr = "| method | " + " | ".join(f"loss @ {s}x ({s * L})" for s in FACTORS)
     hdr += " | " + " | ".join(f"loss beyond L @ {s}x" for s in FACTORS[1:])
     if answers:
         hdr += " | " + " | ".join(f"answer acc @ {s}x" for s in FACTORS)
         hdr += " | " + " | ".join(f"leaf acc @ {s}x" for s in FACTORS)
+    if retr:
+        hdr += " | " + " | ".join(f"retrieval acc @ {s}x" for s in FACTORS)
     lines = [hdr + " |", "|" + "---|" * (hdr.count("|"))]
     summ = summarise(per_seed)
     for m in METHODS:
@@ -496,6 +562,8 @@ def _task_table(per_seed: list[dict], L: int, answers: bool) -> list[str]:
         if answers:
             row += " | " + " | ".join(_fmt(summ["accuracy"][f"{m}@{s}"]) for s in FACTORS)
             row += " | " + " | ".join(_fmt(summ["leaf_accuracy"][f"{m}@{s}"]) for s in FACTORS)
+        if retr:
+            row += " | " + " | ".join(_fmt(summ["retrieval"][f"{m}@{s}"]) for s in FACTORS)
         lines.append(row + " |")
     return lines
 
@@ -524,6 +592,8 @@ def paired_section(experiment: Experiment, scale: Scale, records: list[dict]) ->
         quantities = [("loss", lambda a, k: a["loss"][k]["all"])]
         if "answer" in an[0]:
             quantities.append(("answer acc", lambda a, k: a["answer"][k]["accuracy"]))
+        if "retrieval" in an[0]:
+            quantities.append(("retrieval acc", lambda a, k: a["retrieval"][k]))
         for label, get in quantities:
             for s in FACTORS[1:]:
                 cells = []
@@ -606,7 +676,7 @@ def main(argv=None) -> int:
 
 
 def summarise(per_seed: list[dict]) -> dict:
-    out = {"loss": {}, "loss_beyond_L": {}, "accuracy": {}, "leaf_accuracy": {}}
+    out = {"loss": {}, "loss_beyond_L": {}, "accuracy": {}, "leaf_accuracy": {}, "retrieval": {}}
     for key in per_seed[0]["loss"]:
         out["loss"][key] = pb.t_interval([r["loss"][key]["all"] for r in per_seed])
         if per_seed[0]["loss"][key]["beyond_L"] is not None:
@@ -619,6 +689,9 @@ def summarise(per_seed: list[dict]) -> dict:
             out["leaf_accuracy"][key] = pb.t_interval(
                 [r["answer"][key]["leaf_accuracy"] for r in per_seed]
             )
+    if "retrieval" in per_seed[0]:
+        for key in per_seed[0]["retrieval"]:
+            out["retrieval"][key] = pb.t_interval([r["retrieval"][key] for r in per_seed])
     return out
 
 

@@ -18,9 +18,10 @@ REPO = Path(__file__).resolve().parents[1]
 def test_declaration_keeps_the_single_script_settings():
     exp = load_experiment("context_extension", REPO)
     assert exp.baseline == "language" and exp.analyze is not None and len(exp.sections) == 4
-    ft = ["language-ft-none", "language-ft-pi", "arithmetic-ft-none", "arithmetic-ft-pi"]
-    assert [r.name for r in exp.rows] == ["language", "arithmetic", *ft]
-    assert [exp.row(n).init_from for n in ft] == ["language"] * 2 + ["arithmetic"] * 2
+    bases = ["language", "arithmetic", "retrieval"]
+    ft = [f"{b}-ft-{rule}" for b in bases for rule in ("none", "pi")]
+    assert [r.name for r in exp.rows] == [*bases, *ft]
+    assert [exp.row(n).init_from for n in ft] == [b for b in bases for _ in range(2)]
     assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 3)]
     cfg = {}
     for s in exp.scales:
@@ -42,7 +43,10 @@ def test_declaration_keeps_the_single_script_settings():
         m = c.model
         assert (m.n_layer, m.n_head, m.n_embd, m.dropout) == (2, 2, 64, 0.0)
         assert (m.pos_encoding, m.qk_position) == ("none", "rope")
-    for base, L, bsz in (("language", 64, 32), ("arithmetic", 128, 16)):
+    retr = cfg[("cpu", "retrieval")]
+    assert Path(retr.data.path).name == "retrieval_train.txt" and retr.model.block_size == 128
+    assert (retr.train.batch_size, retr.train.max_steps) == (16, 800)
+    for base, L, bsz in (("language", 64, 32), ("arithmetic", 128, 16), ("retrieval", 128, 16)):
         for rule in ("none", "pi"):
             c = cfg[("cpu", f"{base}-ft-{rule}")]
             assert (c.model.block_size, c.model.rope_original_length) == (2 * L, L)
@@ -88,7 +92,10 @@ def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, 
     assert "answer" not in lang and lang["loss"]["pi@1"] == lang["loss"]["none@1"]
     for a in (lang, arith):
         assert a["energy"]["tv_other_domain"] is not None and 0 < a["energy"]["theta_eff"] <= 1
-    for task, L in (("language", 64), ("arithmetic", 128)):
+    retr = json.loads((out / "records" / "retrieval" / "seed0.json").read_text())["analysis"]
+    assert retr["task"] == "retrieval" and set(retr["retrieval"]) == keys
+    assert all(0 <= v <= 1 for v in retr["retrieval"].values()) and "answer" not in retr
+    for task, L in (("language", 64), ("arithmetic", 128), ("retrieval", 128)):
         for rule in ("none", "pi"):
             rec = json.loads((out / "records" / f"{task}-ft-{rule}" / "seed0.json").read_text())
             a = rec["analysis"]
@@ -99,6 +106,7 @@ def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, 
                 rule,
             )
             assert ("answer" in a) == (task == "arithmetic")
+            assert ("retrieval" in a) == (task == "retrieval")
             assert rec["init_from"].startswith(f"row {task}, final parameters of runs/")
     md = (out / "table.md").read_text()
     for head in (
@@ -109,4 +117,5 @@ def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, 
     ):
         assert head in md
     assert "| fine-tuned, pi | 1 |" in md and "| zero-shot, none | 1 |" in md
+    assert "retrieval acc @ 2x" in md and "| `retrieval` | retrieval acc | 2x |" in md
     assert "answer acc @ 2x" in md and "data.path=igsm_train.txt" in md and str(root) not in md

@@ -3,8 +3,10 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
+from mope_jax.analysis import stats
 from mope_jax.analysis.report import table, write_report
 from mope_jax.analysis.stats import summarize, t_quantile, t_sf2, welch
 
@@ -108,3 +110,23 @@ def test_holm_matches_the_step_down_procedure():
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     out = holm([0.02, float("nan"), 0.04])
     assert out[0] == pytest.approx(0.04) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)
+
+
+def test_bootstrap_weights_are_multinomial_and_seeded():
+    w = stats.bootstrap_weights(7, 500, seed=4)
+    assert w.shape == (500, 7) and w.dtype == np.int64
+    np.testing.assert_array_equal(w.sum(1), 7)
+    np.testing.assert_array_equal(w, stats.bootstrap_weights(7, 500, seed=4))
+    assert not np.array_equal(w, stats.bootstrap_weights(7, 500, seed=5))
+    # each unit is drawn Binomial(7, 1/7) times: mean 1, variance 6/7
+    assert abs(w.mean() - 1) < 1e-12 and abs(w.var() - 6 / 7) < 0.1
+    with pytest.raises(ValueError):
+        stats.bootstrap_weights(0, 5, seed=0)
+
+
+def test_percentile_interval():
+    x = np.arange(1001, dtype=float)[:, None] * [1.0, -1.0]  # (1001, 2)
+    lo, hi = stats.percentile_interval(x)
+    np.testing.assert_allclose(lo, [25.0, -975.0])
+    np.testing.assert_allclose(hi, [975.0, -25.0])
+    assert np.isnan(stats.percentile_interval([1.0, np.nan, 2.0])[0])

@@ -169,3 +169,31 @@ def holm(pvalues) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p[i]))
         out[i] = running
     return out
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def bootstrap_weights(num_units: int, num_resamples: int, *, seed: int) -> np.ndarray:
+    """(B, n) int64: how often each of n units (e.g. blocks of a stream) is drawn in each of B
+    resamples of n draws with replacement (each row ~ Multinomial(n, 1/n), rows sum to n).
+
+    A statistic that is a sum over units (a histogram, a count) of a resample is then
+    ``weights @ per_unit_values``; deterministic given ``seed``."""
+    if num_units < 1 or num_resamples < 1:
+        raise ValueError(f"need >= 1 unit and resample, got {num_units}, {num_resamples}")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, num_units, size=(num_resamples, num_units))
+    rows = np.arange(num_resamples)[:, None] * num_units
+    counts = np.bincount((rows + draws).ravel(), minlength=num_resamples * num_units)
+    return counts.reshape(num_resamples, num_units)
+
+
+def percentile_interval(samples, confidence: float = 0.95, axis: int = 0):
+    """(low, high): the (1 - confidence)/2 and (1 + confidence)/2 quantiles of bootstrap
+    replicates along ``axis`` (the percentile interval; nan if any replicate is nan)."""
+    x = np.asarray(samples, np.float64)
+    if x.shape[axis] < 2:
+        raise ValueError(f"need >= 2 replicates along axis {axis}, got shape {x.shape}")
+    q = np.quantile(x, [(1 - confidence) / 2, (1 + confidence) / 2], axis=axis)
+    return q[0], q[1]

@@ -106,6 +106,7 @@ def test_smoke_run_writes_json_that_renders_to_its_markdown(tmp_path, monkeypatc
         assert b["resamples"] == 20 and b["num_blocks"] == 12
         assert set(b["alpha"]) == {q["name"] for q in res["profiles"]}
         assert all(len(v) == 20 and np.all(np.isfinite(v)) for v in b["alpha"].values())
+        assert set(res["half_sample"]["alpha"]) == set(b["alpha"])
         assert ss.verdict(res, p["criterion"])[0] in (
             ss.SELF_SIMILAR,
             ss.NOT_SELF_SIMILAR,
@@ -113,5 +114,6 @@ def test_smoke_run_writes_json_that_renders_to_its_markdown(tmp_path, monkeypatc
         )
     (md,) = ss.render(p, js).values()
     assert md == js.with_suffix(".md").read_text() and "| verdict |" in md
+    assert "(not the verdict) |" in md  # the post-hoc half-sample table
     assert (tmp_path / "self_similarity_smoke.png").is_file()
     assert judge(p).verdict == "untested"  # a smoke run never decides

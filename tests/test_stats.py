@@ -130,3 +130,13 @@ def test_percentile_interval():
     np.testing.assert_allclose(lo, [25.0, -975.0])
     np.testing.assert_allclose(hi, [975.0, -25.0])
     assert np.isnan(stats.percentile_interval([1.0, np.nan, 2.0])[0])
+
+
+def test_half_samples_have_the_full_sample_variance_of_a_mean():
+    w = stats.half_sample_weights(40, 4000, seed=1)
+    assert set(np.unique(w)) == {0, 1} and np.all(w.sum(1) == 20)
+    np.testing.assert_array_equal(w, stats.half_sample_weights(40, 4000, seed=1))
+    x = np.random.default_rng(2).standard_normal(40) * 3.0
+    means = w @ x / 20
+    # var of the half-sample means = s^2 / n (finite-population correction), sd of var ~ 2%
+    np.testing.assert_allclose(means.var(), x.var(ddof=1) / 40, rtol=0.1)

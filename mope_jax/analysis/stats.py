@@ -197,3 +197,20 @@ def percentile_interval(samples, confidence: float = 0.95, axis: int = 0):
         raise ValueError(f"need >= 2 replicates along axis {axis}, got shape {x.shape}")
     q = np.quantile(x, [(1 - confidence) / 2, (1 + confidence) / 2], axis=axis)
     return q[0], q[1]
+
+
+def half_sample_weights(num_units: int, num_resamples: int, *, seed: int) -> np.ndarray:
+    """(B, n) int64 0/1: each row draws n // 2 of n units without replacement (half-sampling).
+
+    No unit is drawn twice, so a plug-in estimate of a replicate is an ordinary estimate on
+    half the data; for a mean over units, sampling half of n without replacement has variance
+    (1 / (n/2) - 1 / n) s^2 = s^2 / n, that of the full-sample mean (the finite-population
+    correction), so the replicates' spread estimates the full estimate's without rescaling."""
+    if num_units < 2 or num_resamples < 1:
+        raise ValueError(f"need >= 2 units and >= 1 resample, got {num_units}, {num_resamples}")
+    rng = np.random.default_rng(seed)
+    keys = rng.random((num_resamples, num_units))
+    chosen = np.argsort(keys, axis=1)[:, : num_units // 2]
+    w = np.zeros((num_resamples, num_units), np.int64)
+    np.put_along_axis(w, chosen, 1, axis=1)
+    return w

@@ -289,6 +289,12 @@ def available(root: Path) -> list[str]:
     )
 
 
+def import_experiment_module(name: str, root: Path):
+    """The module ``experiments.<name>`` of the repository at ``root`` (imported by name)."""
+    with _experiments_of(Path(root)):
+        return importlib.import_module(f"experiments.{name}")
+
+
 def load_experiment(name: str, root: str | Path | None = None) -> Experiment:
     """``EXPERIMENT`` of the module ``experiments.<name>`` of the repository at ``root``."""
     root = find_root(root)
@@ -301,8 +307,7 @@ def load_experiment(name: str, root: str | Path | None = None) -> Experiment:
             f"unknown experiment {name!r}; the campaigns in {root / 'experiments'}: "
             + (", ".join(known) or "none")
         )
-    with _experiments_of(root):
-        mod = importlib.import_module(f"experiments.{name}")
+    mod = import_experiment_module(name, root)
     exp = getattr(mod, "EXPERIMENT", None)
     if not isinstance(exp, Experiment):
         raise CampaignError(

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from mope_jax.analysis import stats
 from mope_jax.data import dependency, mutual_info as mi
 from mope_jax.data.synthetic import block_copy_stream
 
@@ -98,3 +99,94 @@ def test_repeat_block_variant_kernel_width(width):
     assert dependency.kernel_width(k) == width
     text = dependency.stream_to_text(s[:50])
     assert text[0] == "." and len(text) == 50
+
+
+# --------------------------------------------------------------------------- block bootstrap
+
+
+def test_mi_from_counts_equals_the_pairwise_estimator():
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 7, 5000)
+    y = (x + rng.integers(0, 3, 5000)) % 9  # dependent, with empty joint bins
+    joint = np.zeros((7, 9))
+    np.add.at(joint, (x, y), 1)
+    for corr in ("miller_madow", "none"):
+        want = mi.mutual_information(x, y, correction=corr)
+        np.testing.assert_allclose(mi.mi_from_counts(joint, correction=corr), want, rtol=1e-12)
+    # vectorised over leading axes, and an empty histogram is 0
+    got = mi.mi_from_counts(np.stack([joint, 2 * joint, np.zeros_like(joint)]))
+    np.testing.assert_allclose(got[0], mi.mutual_information(x, y), rtol=1e-12)
+    # doubled counts are the pairs tallied twice (N doubles: a smaller Miller-Madow term)
+    np.testing.assert_allclose(got[1], mi.mutual_information(np.r_[x, x], np.r_[y, y]), rtol=1e-12)
+    assert got[2] == 0.0
+
+
+def test_token_offsets_and_char_blocks():
+    text = "The cat sat; the Cat ate.\nA rat!" * 30
+    vocab, merges = mi.train_merges(text, 8)
+    for tok in (
+        mi.char_tokenize(text),
+        mi.apply_merges(text, vocab, merges),
+        mi.word_tokenize(text),
+    ):
+        for i, start in zip(tok.ids[:40], tok.starts[:40]):
+            piece = tok.vocab[i]
+            assert text[start : start + len(piece)].lower() == piece.lower()
+        b = mi.char_blocks(tok, 100)
+        np.testing.assert_array_equal(b, tok.starts // 100)
+    with pytest.raises(ValueError, match="no character offsets"):
+        mi.char_blocks(mi.Tokenized("x", np.zeros(3, np.int64), ("a",), 1.0), 10)
+
+
+def test_block_pair_counts_tally_the_pairs_inside_blocks():
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 5, 1000)
+    one = mi.block_pair_counts(x, np.zeros(1000, np.int64), 3, num_ids=5, num_blocks=1)[0]
+    full = np.zeros((5, 5), np.int64)
+    np.add.at(full, (x[:-3], x[3:]), 1)
+    np.testing.assert_array_equal(one, full)
+    blocks = np.arange(1000) // 100  # 10 blocks: 9 joins x 3 straddling pairs are left out
+    per = mi.block_pair_counts(x, blocks, 3, num_ids=5, num_blocks=10)
+    assert per.sum() == 997 - 27 and per[4].sum() == 97
+    np.testing.assert_array_equal(
+        per[4],
+        mi.block_pair_counts(x[400:500], np.zeros(100, np.int64), 3, num_ids=5, num_blocks=1)[0],
+    )
+
+
+def test_block_bootstrap_subtracts_the_duplication_floor_on_iid_tokens():
+    # A resample that draws a block twice tallies its pairs twice: the Miller-Madow MI of
+    # independent tokens (V = 64, 40k pairs) then sits near +0.05 nats, not 0. The resample's own
+    # shuffled floor removes it; the sample's floor (~0) would not.
+    x = np.random.default_rng(3).integers(0, 64, 40_000)
+    w = stats.bootstrap_weights(40, 100, seed=0)
+    raw, floor = mi.bootstrap_mi_profile(x, np.arange(len(x)) // 1000, [1, 5], w)
+    assert np.median(raw) > 0.03 and np.median(floor) > 0.03
+    lo, hi = stats.percentile_interval(raw - floor[:, None])
+    assert np.all(lo < 0) and np.all(hi > 0) and np.all(hi - lo < 0.02)
+    again = mi.bootstrap_mi_profile(x, np.arange(len(x)) // 1000, [1, 5], w)
+    np.testing.assert_array_equal(again[0], raw)  # deterministic given weights and seed
+    np.testing.assert_array_equal(again[1], floor)
+
+
+def test_block_bootstrap_intervals_match_independent_markov_chains():
+    # ten independent chains: the bootstrap sd of one chain's estimate should match the spread of
+    # the estimates across chains, and the 95% intervals should cover the exact MI
+    P = np.array([[0.8, 0.15, 0.05], [0.1, 0.6, 0.3], [0.3, 0.1, 0.6]])
+    r = [1, 2, 4]
+    want = np.array([mi.markov_mi(P, d) for d in r])
+    est, sd, covered = [], [], []
+    for s in range(10):
+        x = mi.sample_markov(P, 50_000, seed=s)
+        raw, floor = mi.bootstrap_mi_profile(
+            x, np.arange(len(x)) // 1000, r, stats.bootstrap_weights(50, 200, seed=s)
+        )
+        reps = raw - floor[:, None]
+        lo, hi = stats.percentile_interval(reps)
+        covered.append((lo <= want) & (want <= hi))
+        est.append(mi.mi_profile(x, r))
+        sd.append(reps.std(0))
+    # sd across 10 chains is itself uncertain by ~ 1/sqrt(18) = 24%: a factor 1.6 is ~2 sd
+    ratio = np.mean(sd, 0) / np.std(est, 0, ddof=1)
+    assert np.all((ratio > 1 / 1.6) & (ratio < 1.6)), ratio
+    assert np.mean(covered) >= 0.8, np.mean(covered, 0)

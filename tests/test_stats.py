@@ -3,8 +3,10 @@
 import json
 import math
 
+import numpy as np
 import pytest
 
+from mope_jax.analysis import stats
 from mope_jax.analysis.report import table, write_report
 from mope_jax.analysis.stats import summarize, t_quantile, t_sf2, welch
 
@@ -128,3 +130,33 @@ def test_line_fit_by_hand():
     assert two.slope == 2 and math.isnan(two.ci_low)
     with pytest.raises(ValueError):
         line_fit([1, 1, 1], [0, 1, 2])
+
+
+def test_bootstrap_weights_are_multinomial_and_seeded():
+    w = stats.bootstrap_weights(7, 500, seed=4)
+    assert w.shape == (500, 7) and w.dtype == np.int64
+    np.testing.assert_array_equal(w.sum(1), 7)
+    np.testing.assert_array_equal(w, stats.bootstrap_weights(7, 500, seed=4))
+    assert not np.array_equal(w, stats.bootstrap_weights(7, 500, seed=5))
+    # each unit is drawn Binomial(7, 1/7) times: mean 1, variance 6/7
+    assert abs(w.mean() - 1) < 1e-12 and abs(w.var() - 6 / 7) < 0.1
+    with pytest.raises(ValueError):
+        stats.bootstrap_weights(0, 5, seed=0)
+
+
+def test_percentile_interval():
+    x = np.arange(1001, dtype=float)[:, None] * [1.0, -1.0]  # (1001, 2)
+    lo, hi = stats.percentile_interval(x)
+    np.testing.assert_allclose(lo, [25.0, -975.0])
+    np.testing.assert_allclose(hi, [975.0, -25.0])
+    assert np.isnan(stats.percentile_interval([1.0, np.nan, 2.0])[0])
+
+
+def test_half_samples_have_the_full_sample_variance_of_a_mean():
+    w = stats.half_sample_weights(40, 4000, seed=1)
+    assert set(np.unique(w)) == {0, 1} and np.all(w.sum(1) == 20)
+    np.testing.assert_array_equal(w, stats.half_sample_weights(40, 4000, seed=1))
+    x = np.random.default_rng(2).standard_normal(40) * 3.0
+    means = w @ x / 20
+    # var of the half-sample means = s^2 / n (finite-population correction), sd of var ~ 2%
+    np.testing.assert_allclose(means.var(), x.var(ddof=1) / 40, rtol=0.1)

@@ -201,3 +201,48 @@ def line_fit(x, y, confidence: float = 0.95) -> LineFit:
     se = math.sqrt(float(resid @ resid) / (n - 2) / sxx)
     h = t_quantile(0.5 + confidence / 2, n - 2) * se
     return LineFit(n, slope, intercept, slope - h, slope + h, r2)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+
+def bootstrap_weights(num_units: int, num_resamples: int, *, seed: int) -> np.ndarray:
+    """(B, n) int64: how often each of n units (e.g. blocks of a stream) is drawn in each of B
+    resamples of n draws with replacement (each row ~ Multinomial(n, 1/n), rows sum to n).
+
+    A statistic that is a sum over units (a histogram, a count) of a resample is then
+    ``weights @ per_unit_values``; deterministic given ``seed``."""
+    if num_units < 1 or num_resamples < 1:
+        raise ValueError(f"need >= 1 unit and resample, got {num_units}, {num_resamples}")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, num_units, size=(num_resamples, num_units))
+    rows = np.arange(num_resamples)[:, None] * num_units
+    counts = np.bincount((rows + draws).ravel(), minlength=num_resamples * num_units)
+    return counts.reshape(num_resamples, num_units)
+
+
+def percentile_interval(samples, confidence: float = 0.95, axis: int = 0):
+    """(low, high): the (1 - confidence)/2 and (1 + confidence)/2 quantiles of bootstrap
+    replicates along ``axis`` (the percentile interval; nan if any replicate is nan)."""
+    x = np.asarray(samples, np.float64)
+    if x.shape[axis] < 2:
+        raise ValueError(f"need >= 2 replicates along axis {axis}, got shape {x.shape}")
+    q = np.quantile(x, [(1 - confidence) / 2, (1 + confidence) / 2], axis=axis)
+    return q[0], q[1]
+
+
+def half_sample_weights(num_units: int, num_resamples: int, *, seed: int) -> np.ndarray:
+    """(B, n) int64 0/1: each row draws n // 2 of n units without replacement (half-sampling).
+
+    No unit is drawn twice, so a plug-in estimate of a replicate is an ordinary estimate on
+    half the data; for a mean over units, sampling half of n without replacement has variance
+    (1 / (n/2) - 1 / n) s^2 = s^2 / n, that of the full-sample mean (the finite-population
+    correction), so the replicates' spread estimates the full estimate's without rescaling."""
+    if num_units < 2 or num_resamples < 1:
+        raise ValueError(f"need >= 2 units and >= 1 resample, got {num_units}, {num_resamples}")
+    rng = np.random.default_rng(seed)
+    keys = rng.random((num_resamples, num_units))
+    chosen = np.argsort(keys, axis=1)[:, : num_units // 2]
+    w = np.zeros((num_resamples, num_units), np.int64)
+    np.put_along_axis(w, chosen, 1, axis=1)
+    return w

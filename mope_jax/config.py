@@ -29,6 +29,9 @@ class ModelConfig:
       * ``attn_bias``: additive logit bias or post-softmax key gate (none/alibi/...)
       * ``qk_filter``: filter of q and k along the time axis (none/...)
     and ``mixer`` selects the sublayer itself (attention, or fnet token mixing).
+
+    Each variant's registration declares the fields below that it reads and their allowed
+    values; ``validate`` checks every Config against those declarations.
     """
 
     vocab_size: int = 65

@@ -294,7 +294,6 @@ def _rel(path: Path) -> str:
 
 
 def cmd_presets(args) -> int:
-    from mope_jax.attention import registry
     from mope_jax.model import count_params, init_params
     from mope_jax.presets import model_variants, presets
 
@@ -313,12 +312,9 @@ def cmd_presets(args) -> int:
             f"{t.max_steps} steps x {t.batch_size} windows = "
             f"{tokens / 1e6:.1f}M tokens [{p.target}]: {p.description}"
         )
-    print("\nmodel variants (--variant):")
+    print("\nmodel variants (--variant; causality as the registry declares it):")
     for v in model_variants().values():
-        from mope_jax.presets import apply_variant, get_preset
-
-        causal = registry.declared_causal(apply_variant(get_preset("smoke"), v.name).model)
-        print(f"  {v.name:<18} {'causal    ' if causal else 'NON-CAUSAL'}  {v.description}")
+        print(f"  {v.name:<18} {'causal    ' if v.causal else 'NON-CAUSAL'}  {v.text}")
     if args.show:
         from mope_jax.presets import get_preset
 

@@ -7,15 +7,13 @@ model, data and train in that order.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import json
 import math
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from mope_jax.errors import ConfigError
 
@@ -31,6 +29,9 @@ class ModelConfig:
       * ``attn_bias``: additive logit bias or post-softmax key gate (none/alibi/...)
       * ``qk_filter``: filter of q and k along the time axis (none/...)
     and ``mixer`` selects the sublayer itself (attention, or fnet token mixing).
+
+    Each variant's registration declares the fields below that it reads and their allowed
+    values; ``validate`` checks every Config against those declarations.
     """
 
     vocab_size: int = 65
@@ -294,33 +295,6 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
     return cfg
 
 
-# --------------------------------------------------------------------------- traced model fields
-
-# Model fields that a training step reads as traced scalars from the train state
-# (``TrainState.hparams``) instead of as Python constants, so that one compiled program can
-# train runs with different values (``mope_jax.sweep`` grids). Modules read them with
-# ``traced_field``; outside a training step (evaluation of a loaded run, audit, generation)
-# the config's own value is used.
-TRACED_MODEL_FIELDS = ("mope_bound",)
-_TRACED: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
-    "mope_jax_traced_fields", default={}
-)
-
-
-@contextlib.contextmanager
-def traced_fields(values: dict[str, Any]):
-    """Inside: ``traced_field(name, default)`` returns ``values[name]`` (a tracer) when present."""
-    token = _TRACED.set(dict(values))
-    try:
-        yield
-    finally:
-        _TRACED.reset(token)
-
-
-def traced_field(name: str, default: Any) -> Any:
-    return _TRACED.get().get(name, default)
-
-
 # --------------------------------------------------------------------------- validation
 
 # One place where every Config is checked: ``Config.__post_init__`` calls ``validate``, so a
@@ -337,16 +311,18 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
-# Checks of a ModelConfig that need the variant modules (registered names, each variant's
-# options). mope_jax.attention registers them when it is imported (presets, model, train and the
-# CLI import it), so this module never imports the attention modules: they import it.
-MODEL_CHECKS: list[Callable[[ModelConfig], None]] = []
+def check_model(m: ModelConfig) -> None:
+    """The checks of a ModelConfig that the variants declare: every slot names a registered
+    variant and every declared option holds an allowed value (``registry.check_model``).
 
+    Importing :mod:`mope_jax.attention` registers the built-in variants; it is imported here,
+    when the first Config is validated, so that a script importing only this module gets the
+    same one-line ConfigError, and ``import mope_jax.data`` (which needs DataConfig) stays free
+    of flax. The attention modules never import this module.
+    """
+    from mope_jax import attention
 
-def register_model_check(check: Callable[[ModelConfig], None]) -> Callable[[ModelConfig], None]:
-    """Run ``check(model_cfg)`` (raising ConfigError) in every ``validate``."""
-    MODEL_CHECKS.append(check)
-    return check
+    attention.registry.check_model(m)
 
 
 def validate(cfg: Config) -> None:
@@ -363,8 +339,7 @@ def validate(cfg: Config) -> None:
     _need(
         _finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive"
     )
-    for check in MODEL_CHECKS:  # registered by mope_jax.attention: variant names and options
-        check(m)
+    check_model(m)  # variant names and options, as the variants declare them
 
     _need(
         _finite(d.train_fraction) and 0 < d.train_fraction < 1,

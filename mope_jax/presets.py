@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-import mope_jax.attention  # noqa: F401  (registers the variants and config.validate's model checks)
+from mope_jax.attention import registry
 from mope_jax.config import Config, ConfigError, DataConfig, ModelConfig, TrainConfig
 
 
@@ -106,18 +106,47 @@ def get_preset(name: str) -> Config:
 
 @dataclass(frozen=True)
 class ModelVariant:
+    """A named set of model (and train) fields. ``text`` is the hand-written description; the
+    "(NON-CAUSAL)" label of :attr:`description` is derived from the declared causality of the
+    registered variants it selects (:mod:`mope_jax.attention.registry`), never typed."""
+
     name: str
     model: dict
     train: dict
-    description: str
+    text: str
+
+    @property
+    def model_config(self) -> ModelConfig:
+        """The default ModelConfig with this variant's model fields."""
+        return dataclasses.replace(ModelConfig(), **self.model)
+
+    @property
+    def causal(self) -> bool:
+        """True iff every registered variant it selects is declared causal."""
+        return registry.declared_causal(self.model_config)
+
+    @property
+    def label(self) -> str:
+        """ "" for a variant that sees future tokens, else ""."""
+        return registry.label(self.model_config)
+
+    @property
+    def description(self) -> str:
+        return self.text + self.label
 
 
 _VARIANTS: dict[str, ModelVariant] = {}
 
 
 def register_variant(name: str, description: str, *, train: dict | None = None, **model_fields):
+    """Name a set of fields; ``description`` says what it is (the causality label is added)."""
     if name in _VARIANTS:
         raise ValueError(f"model variant {name!r} registered twice")
+    if registry.NONCAUSAL_LABEL.strip() in description:
+        raise ValueError(
+            f"model variant {name!r}: the NON-CAUSAL label is derived from the registry's "
+            "declared causality; leave it out of the description"
+        )
     _VARIANTS[name] = ModelVariant(name, dict(model_fields), dict(train or {}), description)
 
 
@@ -185,14 +214,14 @@ register_variant(
 )
 register_variant(
     "a-ega1",
-    "paper A: learned table + EGA-1 with full-sequence z-norm (NON-CAUSAL)",
+    "paper A: learned table + EGA-1 with full-sequence z-norm",
     train=_A,
     pos_encoding="learned",
     attn_bias="ega",
 )
 register_variant(
     "a-ega-morlet",
-    "paper A: MOPE + EGA-1, full-sequence z-norm (NON-CAUSAL)",
+    "paper A: MOPE + EGA-1, full-sequence z-norm",
     train=_A,
     pos_encoding="morlet",
     attn_bias="ega",
@@ -237,7 +266,7 @@ register_variant(
 # full-sequence z-norm and our causal prefix twin.
 register_variant(
     "a-ega-n",
-    "learned table + EGA-n (authors' gate mixing, n = model.ega_n), full z-norm (NON-CAUSAL)",
+    "learned table + EGA-n (authors' gate mixing, n = model.ega_n), full z-norm",
     train=_A,
     pos_encoding="learned",
     attn_bias="ega-n",
@@ -251,8 +280,7 @@ register_variant(
 )
 register_variant(
     "a-ega-c",
-    "learned table + EGA-C (squared 2-channel convs, l = 3/7/15/31, gates mixed), full "
-    "z-norm (NON-CAUSAL)",
+    "learned table + EGA-C (squared 2-channel convs, l = 3/7/15/31, gates mixed), full z-norm",
     train=_A,
     pos_encoding="learned",
     attn_bias="ega-c",
@@ -266,8 +294,7 @@ register_variant(
 )
 register_variant(
     "a-ega-m",
-    "learned table + EGA-M (Morlet energies, omega sigma = 5 init + clamp), full z-norm "
-    "(NON-CAUSAL)",
+    "learned table + EGA-M (Morlet energies, omega sigma = 5 init + clamp), full z-norm",
     train=_A,
     pos_encoding="learned",
     attn_bias="ega-m",
@@ -310,21 +337,21 @@ _C_KERNEL = {"no_decay": ("log_scale",)}
 _L2 = {"filter_norm": "l2"}
 register_variant(
     "fourier-qk",
-    "Fourier-QK: bilateral FFT filter, 1 learned centre/head, L2 window (NON-CAUSAL)",
+    "Fourier-QK: bilateral FFT filter, 1 learned centre/head, L2 window",
     train=_C_FFT,
     qk_filter="fourier",
     **_L2,
 )
 register_variant(
     "multifourier-qk",
-    "MultiFourier-QK: 4 learned centres/head, L2 windows, scores averaged (NON-CAUSAL)",
+    "MultiFourier-QK: 4 learned centres/head, L2 windows, scores averaged",
     train=_C_FFT,
     qk_filter="multifourier",
     **_L2,
 )
 register_variant(
     "random-qk",
-    "Random-QK: bilateral FFT filter, fixed random centre/head, L2 window (NON-CAUSAL)",
+    "Random-QK: bilateral FFT filter, fixed random centre/head, L2 window",
     qk_filter="random",
     **_L2,
 )
@@ -341,14 +368,14 @@ for _rung, _bin in (
     register_variant(
         f"fixed-bin-{_rung}",
         f"paper C ladder: constant Gaussian centre at bin {_bin:g} of T=256 "
-        f"(bin*T/256 at other T), L2 (NON-CAUSAL)",
+        f"(bin*T/256 at other T), L2",
         qk_filter="fixed-bin",
         filter_fixed_bin=_bin,
         **_L2,
     )
 register_variant(
     "fixed-bin-learned",
-    "paper C ladder: learned centre/head, init bin 4 of T=256 (4*T/256), L2 (NON-CAUSAL)",
+    "paper C ladder: learned centre/head, init bin 4 of T=256 (4*T/256), L2",
     train=_C_FFT,
     qk_filter="fixed-bin-learned",
     filter_fixed_bin=4.0,
@@ -357,14 +384,13 @@ register_variant(
 register_variant(
     "mexhat-window-qk",
     "bilateral FFT, one Mexican-hat window around a learned centre, sum|w| norm; "
-    "ours, not MexHat-K4 (NON-CAUSAL)",
+    "ours, not MexHat-K4",
     train=_C_FFT,
     qk_filter="mexhat-window",
 )
 register_variant(
     "mexhat-k4-qk",
-    "MexHat-K4 (filter-shape study): 4 admissible spectra/head, learned scales, "
-    "scores averaged (NON-CAUSAL)",
+    "MexHat-K4 (filter-shape study): 4 admissible spectra/head, learned scales, scores averaged",
     train={"no_decay": ("log_s",)},
     qk_filter="mexhat-k4",
 )
@@ -377,7 +403,7 @@ register_variant(
 )
 register_variant(
     "xcorr-qk",
-    "irfft Morlet cross-correlation scores, the paper's leaking negative result (NON-CAUSAL)",
+    "irfft Morlet cross-correlation scores, the paper's leaking negative result",
     train=_C_FFT,
     qk_position="morlet-xcorr",
 )
@@ -431,12 +457,12 @@ register_variant(
 )
 register_variant(
     "circular-gauss",
-    "Gaussian kernel by UNPADDED FFT: wraps the future into the past (NON-CAUSAL)",
+    "Gaussian kernel by UNPADDED FFT: wraps the future into the past",
     train=_C_KERNEL,
     qk_filter="circular-gauss",
 )
 register_variant(
     "fnet",
-    "FNet: Re FFT2 over (T, E) in place of attention, parameter-free (NON-CAUSAL)",
+    "FNet: Re FFT2 over (T, E) in place of attention, parameter-free",
     mixer="fnet",
 )

@@ -36,7 +36,8 @@ import numpy as np
 import optax
 
 from mope_jax.attention import registry
-from mope_jax.config import TRACED_MODEL_FIELDS, Config, traced_fields
+from mope_jax import hparams as hparams_collection
+from mope_jax.config import Config
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.data.batches import sample_batch
 from mope_jax.errors import CheckpointError, TrainingError
@@ -92,16 +93,26 @@ class TrainState:
     hparams: dict[str, Array]
 
 
+# Model fields every train state carries as traced scalars (``TrainState.hparams``), whatever
+# the model: the MOPE/EGA-M omega*sigma bound (checkpoints of every run hold it). A variant
+# reading another field from the ``hparams`` collection adds it to the states of its own runs
+# (``registry.model_hparams``).
+TRACED_MODEL_FIELDS = ("mope_bound",)
+
+
+def traced_model_fields(cfg: Config) -> tuple[str, ...]:
+    """The model fields of ``cfg``'s train state: TRACED_MODEL_FIELDS and those its variants
+    read from the ``hparams`` collection."""
+    declared = registry.model_hparams(cfg.model)
+    return TRACED_MODEL_FIELDS + tuple(f for f in declared if f not in TRACED_MODEL_FIELDS)
+
+
 def initial_hparams(cfg: Config) -> dict[str, Array]:
     """The train state's traced scalars: GRID_FIELDS of the train config and the model's
-    TRACED_MODEL_FIELDS (e.g. mope_bound, read by the MOPE clamp during a step)."""
+    traced fields (e.g. mope_bound, read by the MOPE clamp during a step)."""
     return {f: jnp.asarray(getattr(cfg.train, f), jnp.float32) for f in GRID_FIELDS} | {
-        f: jnp.asarray(getattr(cfg.model, f), jnp.float32) for f in TRACED_MODEL_FIELDS
+        f: jnp.asarray(getattr(cfg.model, f), jnp.float32) for f in traced_model_fields(cfg)
     }
-
-
-def _traced(hparams: dict[str, Array]):
-    return traced_fields({f: hparams[f] for f in TRACED_MODEL_FIELDS if f in hparams})
 
 
 # --------------------------------------------------------------------------- pure trainer
@@ -144,14 +155,27 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
             hparams=initial_hparams(cfg),
         )
 
-    def loss(params: Params, x: Array, y: Array, dropout_key: PRNGKey | None) -> Array:
+    traced = traced_model_fields(cfg)
+
+    def loss(
+        params: Params,
+        x: Array,
+        y: Array,
+        dropout_key: PRNGKey | None,
+        hparams: dict[str, Array] | None = None,
+    ) -> Array:
         """Cross-entropy; in training plus every value a module sowed into ``aux_loss``
-        (e.g. a soft admissibility penalty). Evaluation (dropout_key None) is the pure LM loss."""
+        (e.g. a soft admissibility penalty). Evaluation (dropout_key None) is the pure LM loss.
+        ``hparams`` (the train state's): the traced model fields, supplied to the modules as
+        the ``hparams`` variable collection; without it they use the config's values."""
+        variables = {"params": params}
+        if hparams is not None:
+            variables |= hparams_collection.collection(hparams, traced)
         if dropout_key is None:
-            logits = model.apply({"params": params}, x, deterministic=True)
+            logits = model.apply(variables, x, deterministic=True)
             return cross_entropy(logits, y)
         logits, aux = model.apply(
-            {"params": params},
+            variables,
             x,
             deterministic=False,
             rngs={"dropout": dropout_key},
@@ -169,8 +193,7 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         x, y = sample_batch(batch_key, data, bsz, T)
         if batch_sharding is not None:
             x, y = (jax.lax.with_sharding_constraint(a, batch_sharding) for a in (x, y))
-        with _traced(state.hparams):
-            value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key)
+        value, grads = jax.value_and_grad(loss)(state.params, x, y, dropout_key, state.hparams)
         updates, opt_state = tx.update(grads, state.opt_state, state.params)
         params = optax.apply_updates(state.params, updates)
         metrics = {
@@ -191,10 +214,9 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         def split_loss(data, split_key):
             def one(i):
                 x, y = sample_batch(jax.random.fold_in(split_key, i), data, bsz, T)
-                return loss(state.params, x, y, None)
+                return loss(state.params, x, y, None, state.hparams)
 
-            with _traced(state.hparams):
-                return jax.lax.map(one, jnp.arange(t.eval_batches)).mean()
+            return jax.lax.map(one, jnp.arange(t.eval_batches)).mean()
 
         k_train, k_val = jax.random.split(key)
         return {"train": split_loss(train_data, k_train), "val": split_loss(val_data, k_val)}

@@ -17,7 +17,7 @@ from mope_jax.analysis.causality import audit_model, generic_layernorms
 from mope_jax.attention import registry
 from mope_jax.attention.ega_m import EnergyGateMorlet
 from mope_jax.attention.energy_gate import EGA_C_LENGTHS, EnergyGateMix
-from mope_jax.config import ModelConfig, traced_fields
+from mope_jax.config import ModelConfig
 from mope_jax.model import init_params
 from tests.reference import ega_paper1_np as ref
 
@@ -289,11 +289,11 @@ def test_ega_m_init_and_bound():
         np.testing.assert_array_equal(p["alpha"], 2.0)
         np.testing.assert_array_equal(p["tau"], 0.0)
         np.testing.assert_array_equal(p["scale_w"], 0.0)
-    # the bound is the traced mope_bound inside a training step (sweeps grid it), as MOPE's
+    # the bound is the traced mope_bound inside a training step (sweeps grid it), as MOPE's:
+    # the step supplies it in the hparams collection
     p = {k: jnp.asarray(v, jnp.float32) for k, v in _ega_m_params().items()}
     mod = EnergyGateMorlet("full")
-    with traced_fields({"mope_bound": jnp.asarray(7.0)}):
-        got = mod.apply({"params": p}, xn, pos).log_gate
+    got = mod.apply({"params": p, "hparams": {"mope_bound": jnp.asarray(7.0)}}, xn, pos).log_gate
     want = np.log(
         ref.ega_m_gate(
             np.asarray(xn[0], np.float64),

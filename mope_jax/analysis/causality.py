@@ -233,10 +233,11 @@ def audit_registry(
     tol: float = DEFAULT_TOL,
     seed: int = 0,
     slots: tuple[str, ...] | None = None,
+    names: tuple[str, ...] | None = None,
 ) -> list[dict[str, Any]]:
     """Audit a small model built around every registered variant (one slot changed at a time
     from the default config; a slot's default variant is audited once, as the baseline row
-    pos_encoding=learned).
+    pos_encoding=learned). ``slots`` / ``names`` keep only those slots / variant names.
 
     Returns one dict per variant: slot, variant, declared_causal, the AuditResult fields and
     status ("ok", "ERROR: declared causal but leaks", or "declared non-causal, no leak
@@ -252,6 +253,8 @@ def audit_registry(
         if v.slot != "pos_encoding" and v.name == getattr(default, v.slot):
             continue
         if slots is not None and v.slot not in slots:
+            continue
+        if names is not None and v.name not in names:
             continue
         cfg = _small({v.slot: v.name}, seq_len, n_layer)
         params = generic_layernorms(

@@ -5,65 +5,40 @@
     checkpoint (read back with :func:`read_spectra` without rebuilding the model);
   * ``eval_summary(cfg, state) -> {name: float}``, merged into the metrics line of each eval.
 
-Both are small dispatchers over per-family functions registered with
-:func:`register_extractor` / :func:`register_summary`; a family looks at the params tree and
-returns ``{}`` when its parameters are absent. Names are flat strings ``family_quantity``.
-
-Paper A families here:
-  * ``mope``: omega (rad/token), sigma (tokens) after the configured constraint, the raw
-    exp(log .) values, and centres b0 if learned;
-  * ``morlet_rope``: sigma per layer, head and frequency group (L, H, G), tokens;
-  * ``ega``: gate slope alpha and threshold tau per layer and head (L, H), (L, H, n) for the
-    mixed paper-1 gates, and their mix weights softmax(scale_w);
-  * ``ega_m``: EGA-M's omega, sigma per layer and filter (L, 4), after the configured
-    constraint (bound ``mope_bound``), raw values, clamp mask, alpha, tau, mix weights; its
-    eval summary has the same boundary statistics as MOPE's, prefixed ``ega_m_``.
-
-Paper C family here:
-  * ``qk_filter``: the learned Q/K filter quantities of every layer, stacked (L, ...), named
-    and converted by ``attention.spectral.learned_filter_spectra`` (centres and periods,
-    kernel scales, MexHat-K4 scales, causal learned frequencies).
+Both dispatch on the variants the config selects (``registry.model_variants``): each variant
+declares its extractor and summary where it is registered, next to its module
+(:mod:`mope_jax.attention.registry`). Names are flat strings ``family_quantity``:
+  * ``mope_*`` (pos_encoding=morlet, attention/morlet_rope.py): omega (rad/token), sigma
+    (tokens) after the configured constraint, the raw exp(log .) values, clamp mask, centres b0;
+  * ``morlet_rope_sigma`` (qk_position=morlet-rope): sigma per layer, head and group (L, H, G);
+  * ``ega_*`` (attn_bias=ega*, attention/energy_gate.py): gate slope alpha and threshold tau per
+    layer and head (L, H), (L, H, n) for the mixed gates, and the mix weights softmax(scale_w);
+  * ``ega_m_*`` (attn_bias=ega-m*, attention/ega_m.py): EGA-M's omega, sigma per layer and
+    filter (L, 4) after the constraint (bound ``mope_bound``), raw values, clamp mask, alpha,
+    tau, mix weights; its eval summary has MOPE's boundary statistics, prefixed ``ega_m_``;
+  * ``qk_*`` (the learned Q/K filters, attention/spectral.py): centres and periods, kernel
+    scales, MexHat-K4 scales, causal learned frequencies, stacked (L, ...);
+  * a variant declaring ``spectral_params`` and no extractor: those parameters as stored
+    (``registry.default_spectra``).
+Paper B's RoPE frequency energy needs the run's corpus, hence the whole Config; it is computed
+here (:mod:`mope_jax.analysis.freq_energy`), for RoPE models only.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import numpy as np
 
-from mope_jax.encodings.morlet import clamp_active, constrain
+from mope_jax.attention import registry
+from mope_jax.attention.ega_m import ega_m_values  # noqa: F401 (re-exported)
+from mope_jax.attention.morlet_rope import mope_values  # noqa: F401 (re-exported)
+from mope_jax.encodings.morlet import BOUNDARY_TOL, boundary_stats  # noqa: F401 (re-exported)
 from mope_jax.provenance import write_json  # noqa: F401 (re-exported)
 from mope_jax.typing import Params
-
-BOUNDARY_TOL = 1e-3  # |omega sigma - bound| below this counts as "on the boundary"
-
-Extractor = Callable[[Any, Params], dict[str, np.ndarray]]
-Summary = Callable[[Any, Params], dict[str, Any]]
-_EXTRACTORS: dict[str, Extractor] = {}
-_SUMMARIES: dict[str, Summary] = {}
-
-
-def register_extractor(name: str):
-    """Decorator: ``fn(model_cfg, params) -> {name: array}`` joins :func:`extract_spectra`."""
-
-    def deco(fn: Extractor) -> Extractor:
-        _EXTRACTORS[name] = fn
-        return fn
-
-    return deco
-
-
-def register_summary(name: str):
-    """Decorator: ``fn(model_cfg, params) -> {name: scalar}`` joins :func:`eval_summary`."""
-
-    def deco(fn: Summary) -> Summary:
-        _SUMMARIES[name] = fn
-        return fn
-
-    return deco
 
 
 def _split(cfg, state) -> tuple[Any, Params]:
@@ -72,21 +47,32 @@ def _split(cfg, state) -> tuple[Any, Params]:
     return model_cfg, params
 
 
+def _selected(model_cfg, attr: str) -> list:
+    """The ``attr`` functions of the variants the config selects, each once (variants of one
+    family share theirs), in slot order."""
+    out = []
+    for v in registry.model_variants(model_cfg):
+        fn = getattr(v, attr)
+        if fn is not None and fn not in out:
+            out.append(fn)
+    return out
+
+
 def extract_spectra(cfg, state) -> dict[str, np.ndarray]:
-    """Every registered family's named arrays ({} for a model without spectral parameters)."""
+    """The selected variants' named arrays ({} for a model without spectral parameters)."""
     model_cfg, params = _split(cfg, state)
     out: dict[str, np.ndarray] = {}
-    for fn in _EXTRACTORS.values():
+    for fn in _selected(model_cfg, "extractor"):
         out.update({k: np.asarray(v) for k, v in fn(model_cfg, params).items()})
     out.update(_data_aware("rope_energy_spectra", cfg, params))
     return out
 
 
 def eval_summary(cfg, state) -> dict[str, Any]:
-    """Every registered family's JSON scalars ({} for a model without spectral parameters)."""
+    """The selected variants' JSON scalars ({} for a model without spectral parameters)."""
     model_cfg, params = _split(cfg, state)
     out: dict[str, Any] = {}
-    for fn in _SUMMARIES.values():
+    for fn in _selected(model_cfg, "summary"):
         out.update(fn(model_cfg, params))
     out.update(_data_aware("rope_energy_summary", cfg, params))
     return out
@@ -108,165 +94,6 @@ def read_spectra(run_dir: str | Path, step: int | None = None) -> dict[str, np.n
 
     with Checkpointer(Path(run_dir) / "checkpoints", read_only=True) as ckpt:
         return ckpt.read_spectra(step)
-
-
-# --------------------------------------------------------------------------- MOPE
-
-
-def mope_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
-    """omega, sigma (constrained as configured), raw exp(log .) values, clamp mask, centres."""
-    if "mope" not in params:
-        return {}
-    p = params["mope"]
-    lo, ls = np.asarray(p["log_omega"]), np.asarray(p["log_sigma"])
-    omega, sigma = constrain(
-        lo, ls, constraint=model_cfg.mope_constraint, bound=model_cfg.mope_bound
-    )
-    out = {
-        "mope_omega": np.asarray(omega),
-        "mope_sigma": np.asarray(sigma),
-        "mope_raw_omega": np.exp(lo),
-        "mope_raw_sigma": np.exp(ls),
-        "mope_clamp_active": np.asarray(clamp_active(lo, ls, bound=model_cfg.mope_bound)),
-    }
-    if "center" in p:
-        out["mope_center"] = np.asarray(p["center"])
-    return out
-
-
-@register_extractor("mope")
-def _mope_extract(model_cfg, params):
-    return mope_values(model_cfg, params)
-
-
-def boundary_stats(
-    omega: np.ndarray, sigma: np.ndarray, bound: float, prefix: str = "mope"
-) -> dict[str, float]:
-    """Fraction of pairs on omega sigma = bound (|. - bound| < 1e-3), below it, and ranges."""
-    prod = np.asarray(omega, np.float64) * np.asarray(sigma, np.float64)
-    return {
-        f"{prefix}_on_boundary_frac": float(np.mean(np.abs(prod - bound) < BOUNDARY_TOL)),
-        f"{prefix}_below_bound_frac": float(np.mean(prod < bound - BOUNDARY_TOL)),
-        f"{prefix}_product_min": float(prod.min()),
-        f"{prefix}_product_median": float(np.median(prod)),
-        f"{prefix}_product_max": float(prod.max()),
-        f"{prefix}_omega_min": float(np.min(omega)),
-        f"{prefix}_omega_max": float(np.max(omega)),
-        f"{prefix}_sigma_min": float(np.min(sigma)),
-        f"{prefix}_sigma_max": float(np.max(sigma)),
-        f"{prefix}_aliased_frac": float(np.mean(np.asarray(omega) > math.pi)),
-    }
-
-
-@register_summary("mope")
-def _mope_summary(model_cfg, params):
-    v = mope_values(model_cfg, params)
-    if not v:
-        return {}
-    out = boundary_stats(v["mope_omega"], v["mope_sigma"], model_cfg.mope_bound)
-    out["mope_clamp_active_frac"] = float(np.mean(v["mope_clamp_active"]))
-    return out
-
-
-# --------------------------------------------------------------------------- Morlet-RoPE, EGA
-
-
-def _per_layer(params: Params, module: str, name: str) -> np.ndarray | None:
-    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
-    found = [  # a module may lack the parameter (EGA-1 has no mix weights scale_w)
-        np.asarray(params[k]["attn"][module][name])
-        for k in layers
-        if name in params[k].get("attn", {}).get(module, {})
-    ]
-    return np.stack(found) if found else None
-
-
-@register_extractor("morlet_rope")
-def _morlet_rope_extract(model_cfg, params):
-    log_sigma = _per_layer(params, "morlet_rope", "log_sigma")  # (L, H, G)
-    return {} if log_sigma is None else {"morlet_rope_sigma": np.exp(log_sigma)}
-
-
-@register_summary("morlet_rope")
-def _morlet_rope_summary(model_cfg, params):
-    log_sigma = _per_layer(params, "morlet_rope", "log_sigma")
-    if log_sigma is None:
-        return {}
-    sigma = np.exp(log_sigma)
-    return {
-        "morlet_rope_sigma_min": float(sigma.min()),
-        "morlet_rope_sigma_median": float(np.median(sigma)),
-        "morlet_rope_sigma_max": float(sigma.max()),
-    }
-
-
-@register_extractor("ega")
-def _ega_extract(model_cfg, params):
-    """alpha, tau (L, H) for EGA-1, (L, H, n) for the mixed gates, and the mix weights
-    softmax(scale_w) (L, H, n) where present."""
-    alpha = _per_layer(params, "ega", "alpha")
-    if alpha is None:
-        return {}
-    out = {"ega_alpha": alpha, "ega_tau": _per_layer(params, "ega", "tau")}
-    scale_w = _per_layer(params, "ega", "scale_w")
-    if scale_w is not None:
-        out["ega_mix"] = np.asarray(jax.nn.softmax(scale_w, axis=-1))
-    return out
-
-
-# --------------------------------------------------------------------------- EGA-M
-
-
-def ega_m_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
-    """EGA-M's learned spectra per layer and filter (L, 4): omega (rad/token) and sigma (tokens)
-    after the configured constraint, raw exp(log .), clamp mask, gate alpha/tau, mix weights."""
-    lo, ls = _per_layer(params, "ega_m", "log_omega"), _per_layer(params, "ega_m", "log_sigma")
-    if lo is None:
-        return {}
-    omega, sigma = constrain(
-        lo, ls, constraint=model_cfg.ega_m_constraint, bound=model_cfg.mope_bound
-    )
-    return {
-        "ega_m_omega": np.asarray(omega),
-        "ega_m_sigma": np.asarray(sigma),
-        "ega_m_raw_omega": np.exp(lo),
-        "ega_m_raw_sigma": np.exp(ls),
-        "ega_m_clamp_active": np.asarray(clamp_active(lo, ls, bound=model_cfg.mope_bound)),
-        "ega_m_alpha": _per_layer(params, "ega_m", "alpha"),
-        "ega_m_tau": _per_layer(params, "ega_m", "tau"),
-        "ega_m_mix": np.asarray(jax.nn.softmax(_per_layer(params, "ega_m", "scale_w"), axis=-1)),
-    }
-
-
-@register_extractor("ega_m")
-def _ega_m_extract(model_cfg, params):
-    return ega_m_values(model_cfg, params)
-
-
-@register_summary("ega_m")
-def _ega_m_summary(model_cfg, params):
-    v = ega_m_values(model_cfg, params)
-    if not v:
-        return {}
-    out = boundary_stats(
-        v["ega_m_omega"].ravel(), v["ega_m_sigma"].ravel(), model_cfg.mope_bound, prefix="ega_m"
-    )
-    out["ega_m_clamp_active_frac"] = float(np.mean(v["ega_m_clamp_active"]))
-    return out
-
-
-@register_extractor("qk_filter")
-def _qk_filter_extract(model_cfg, params):
-    from mope_jax.attention.spectral import learned_filter_spectra
-
-    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
-    per_layer: dict[str, list[np.ndarray]] = {}
-    for name in layers:
-        for module in params[name].get("attn", {}).values():
-            if isinstance(module, dict):
-                for q, v in learned_filter_spectra(model_cfg.block_size, module).items():
-                    per_layer.setdefault(q, []).append(v)
-    return {q: np.stack(v) for q, v in per_layer.items() if len(v) == len(layers)}
 
 
 # --------------------------------------------------------------------------- predictions

@@ -9,7 +9,7 @@ import flax.linen as nn
 from mope_jax.attention.registry import AttnBias, register
 from mope_jax.encodings.alibi import alibi_bias, alibi_slopes
 from mope_jax.encodings.learned import LearnedPositionalEmbedding
-from mope_jax.encodings.rope import apply_rope, scaled_frequencies
+from mope_jax.encodings.rope import LAYOUTS, SCALINGS, apply_rope, scaled_frequencies
 from mope_jax.encodings.sinusoidal import sinusoidal_encoding
 from mope_jax.typing import Array
 
@@ -58,7 +58,21 @@ class Rope(nn.Module):
         return q, k
 
 
-@register("qk_position", "rope", causal=True, doc="rotary q/k (layout from model.rope_layout)")
+@register(
+    "qk_position",
+    "rope",
+    causal=True,
+    doc="rotary q/k (layout from model.rope_layout)",
+    options={
+        "rope_base": None,
+        "rope_layout": LAYOUTS,
+        "rope_scaling": SCALINGS,
+        "rope_factor": None,
+        "rope_original_length": None,
+        "rope_yarn_alpha": None,
+        "rope_yarn_beta": None,
+    },
+)
 def _rope(cfg):
     return Rope(cfg.rope_base, cfg.rope_layout, cfg)
 

@@ -27,6 +27,7 @@ NEG_INF = -1e30  # finite, so fully masked rows cannot produce NaN
 # softmax and the loss stay float32; the inputs of the Dense layers, the attention einsums and
 # the tied LM head are rounded to bf16 and multiplied with float32 accumulation and output.
 COMPUTE_DTYPES = {"float32": None, "bfloat16": jnp.bfloat16}
+registry.register_option("compute_dtype", tuple(COMPUTE_DTYPES), owner="the attention core")
 
 
 def matmul_dtype(name: str):

@@ -22,7 +22,7 @@ sigma_s = bound / omega_s (``init="boundary"``, the paper's, ON omega sigma = bo
 2 bound / omega_s (``init="off"``); constraint ``clamp`` (the paper's: omega <= 0.95 pi,
 sigma >= 1e-3, omega = where(omega sigma < bound, bound / sigma, omega)), ``penalty`` (the
 soft admissibility penalty, sown into ``aux_loss``) or ``none``. The bound is
-``model.mope_bound``, read through ``traced_field`` as MOPE reads it, so the omega*sigma
+``model.mope_bound``, read from the ``hparams`` collection as MOPE reads it, so the omega*sigma
 control and sweeps can grid it; the penalty weight is ``model.mope_penalty``.
 """
 
@@ -31,15 +31,23 @@ from __future__ import annotations
 import math
 
 import flax.linen as nn
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mope_jax import hparams
 from mope_jax.attention.energy_gate import EGA_C_LENGTHS, mixed_gate_log, znormalise
-from mope_jax.attention.registry import AttnBias, register
-from mope_jax.config import traced_field
-from mope_jax.encodings.morlet import CONSTRAINTS, INITS, admissibility_penalty, constrain
+from mope_jax.attention.registry import AttnBias, per_layer, register
+from mope_jax.encodings.morlet import (
+    CONSTRAINTS,
+    INITS,
+    admissibility_penalty,
+    boundary_stats,
+    clamp_active,
+    constrain,
+)
 from mope_jax.errors import ConfigError
-from mope_jax.typing import Array
+from mope_jax.typing import Array, Params
 
 EGA_M_LENGTHS = EGA_C_LENGTHS  # l_s = 3, 7, 15, 31 taps
 
@@ -100,9 +108,8 @@ class EnergyGateMorlet(nn.Module):
         alpha = self.param("alpha", nn.initializers.constant(2.0), (n,))
         tau = self.param("tau", nn.initializers.zeros, (n,))
         scale_w = self.param("scale_w", nn.initializers.zeros, (n,))
-        bound = traced_field(
-            "mope_bound", self.bound
-        )  # the train state's traced value inside a step
+        # the train state's traced value inside a training step (the hparams collection)
+        bound = hparams.read(self, "mope_bound", self.bound)
         if self.constraint == "penalty":
             self.sow(
                 "aux_loss",
@@ -136,13 +143,65 @@ def _builder(znorm: str):
     return build
 
 
+def ega_m_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """EGA-M's learned spectra per layer and filter (L, 4): omega (rad/token) and sigma (tokens)
+    after the configured constraint, raw exp(log .), clamp mask, gate alpha/tau, mix weights."""
+    lo, ls = per_layer(params, "ega_m", "log_omega"), per_layer(params, "ega_m", "log_sigma")
+    if lo is None:
+        return {}
+    omega, sigma = constrain(
+        lo, ls, constraint=model_cfg.ega_m_constraint, bound=model_cfg.mope_bound
+    )
+    return {
+        "ega_m_omega": np.asarray(omega),
+        "ega_m_sigma": np.asarray(sigma),
+        "ega_m_raw_omega": np.exp(lo),
+        "ega_m_raw_sigma": np.exp(ls),
+        "ega_m_clamp_active": np.asarray(clamp_active(lo, ls, bound=model_cfg.mope_bound)),
+        "ega_m_alpha": per_layer(params, "ega_m", "alpha"),
+        "ega_m_tau": per_layer(params, "ega_m", "tau"),
+        "ega_m_mix": np.asarray(jax.nn.softmax(per_layer(params, "ega_m", "scale_w"), axis=-1)),
+    }
+
+
+def ega_m_summary(model_cfg, params: Params) -> dict[str, float]:
+    """The boundary statistics of EGA-M's (omega, sigma), as MOPE's, prefixed ``ega_m_``."""
+    v = ega_m_values(model_cfg, params)
+    if not v:
+        return {}
+    out = boundary_stats(
+        v["ega_m_omega"].ravel(), v["ega_m_sigma"].ravel(), model_cfg.mope_bound, prefix="ega_m"
+    )
+    out["ega_m_clamp_active_frac"] = float(np.mean(v["ega_m_clamp_active"]))
+    return out
+
+
+# what both EGA-M variants declare besides their builder and causality
+_EGA_M = dict(
+    options={
+        "ega_m_init": INITS,
+        "ega_m_constraint": CONSTRAINTS,
+        "mope_bound": None,
+        "mope_penalty": None,
+    },
+    spectral_params=("log_omega", "log_sigma", "alpha", "tau", "scale_w"),
+    spectra=ega_m_values,
+    summary=ega_m_summary,
+    hparams=("mope_bound",),
+)
+
 register(
     "attn_bias",
     "ega-m",
     causal=False,
     doc="EGA-M (paper 1): 4 causal Morlet filters (l = 3/7/15/31) of mean_E xn, |c|^2 energies, "
     "gates mixed; z-norm over ALL positions",
+    **_EGA_M,
 )(_builder("full"))
-register("attn_bias", "ega-m-prefix", causal=True, doc="EGA-M with the causal prefix z-norm")(
-    _builder("prefix")
-)
+register(
+    "attn_bias",
+    "ega-m-prefix",
+    causal=True,
+    doc="EGA-M with the causal prefix z-norm",
+    **_EGA_M,
+)(_builder("prefix"))

@@ -53,10 +53,11 @@ from __future__ import annotations
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from mope_jax.attention.registry import AttnBias, register, rename
+from mope_jax.attention.registry import AttnBias, per_layer, register, rename
 from mope_jax.errors import ConfigError
-from mope_jax.typing import Array
+from mope_jax.typing import Array, Params
 
 STD_FLOOR = 1e-8
 ZNORMS = ("full", "prefix")
@@ -228,6 +229,27 @@ class EnergyGateMix(nn.Module):
         return AttnBias(log_gate=mixed_gate_log(z, alpha, tau, scale_w))
 
 
+def ega_spectra(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """alpha, tau (L, H) for EGA-1, (L, H, n) for the mixed gates, and the mix weights
+    softmax(scale_w) (L, H, n) where present."""
+    alpha = per_layer(params, "ega", "alpha")
+    if alpha is None:
+        return {}
+    out = {"ega_alpha": alpha, "ega_tau": per_layer(params, "ega", "tau")}
+    scale_w = per_layer(params, "ega", "scale_w")
+    if scale_w is not None:
+        out["ega_mix"] = np.asarray(jax.nn.softmax(scale_w, axis=-1))
+    return out
+
+
+# what every EGA variant of this module declares besides its builder and causality
+_EGA = dict(
+    options={"ega_n": None, "ega_conv_len": None},
+    spectral_params=("alpha", "tau", "scale_w"),
+    spectra=ega_spectra,
+)
+
+
 def _builder(n_from_cfg: bool, znorm: str, conv: bool = False):
     def build(cfg):
         n = cfg.ega_n if n_from_cfg else 1
@@ -249,15 +271,21 @@ register(
     "attn_bias",
     "ega",
     causal=False,
+    **_EGA,
     doc="EGA-1 as published: key gate with z-norm over ALL positions (sees the future)",
 )(_builder(False, "full"))
 register(
-    "attn_bias", "ega-prefix", causal=True, doc="EGA-1, causal: row i z-normalises with keys 0..i"
+    "attn_bias",
+    "ega-prefix",
+    causal=True,
+    doc="EGA-1, causal: row i z-normalises with keys 0..i",
+    **_EGA,
 )(_builder(False, "prefix"))
 register(
     "attn_bias",
     "ega-n",
     causal=False,
+    **_EGA,
     doc="EGA-n as the authors mix it: n = model.ega_n projections, own alpha/tau, GATES mixed; "
     "z-norm over ALL positions",
 )(_mix_builder("full"))
@@ -265,12 +293,14 @@ register(
     "attn_bias",
     "ega-n-prefix",
     causal=True,
+    **_EGA,
     doc="EGA-n (authors' gate mixing), causal prefix z-norm",
 )(_mix_builder("prefix"))
 register(
     "attn_bias",
     "ega-n-energymix",
     causal=False,
+    **_EGA,
     doc="ours, not the paper's: n z-normed energies mixed under ONE sigmoid; "
     "z-norm over ALL positions",
 )(_builder(True, "full"))
@@ -278,22 +308,29 @@ register(
     "attn_bias",
     "ega-n-energymix-prefix",
     causal=True,
+    **_EGA,
     doc="ours, not the paper's: energies mixed under one sigmoid, causal prefix z-norm",
 )(_builder(True, "prefix"))
 register(
     "attn_bias",
     "ega-c",
     causal=False,
+    **_EGA,
     doc="EGA-C as the authors define it: squared 2-channel causal convs, lengths 3/7/15/31, "
     "gates mixed; z-norm over ALL positions",
 )(_mix_builder("full", EGA_C_LENGTHS))
-register("attn_bias", "ega-c-prefix", causal=True, doc="EGA-C (authors'), causal prefix z-norm")(
-    _mix_builder("prefix", EGA_C_LENGTHS)
-)
+register(
+    "attn_bias",
+    "ega-c-prefix",
+    causal=True,
+    doc="EGA-C (authors'), causal prefix z-norm",
+    **_EGA,
+)(_mix_builder("prefix", EGA_C_LENGTHS))
 register(
     "attn_bias",
     "ega-conv1",
     causal=False,
+    **_EGA,
     doc="ours, not the paper's EGA-C: ONE linear causal conv channel (model.ega_conv_len taps), "
     "one gate; z-norm over ALL positions",
 )(_builder(False, "full", conv=True))
@@ -301,6 +338,7 @@ register(
     "attn_bias",
     "ega-conv1-prefix",
     causal=True,
+    **_EGA,
     doc="one-channel conv energy (ega-conv1) with the causal prefix z-norm",
 )(_builder(False, "prefix", conv=True))
 # the one-channel conv energy was registered as ega-conv / ega-conv-prefix before issue 12

@@ -24,12 +24,52 @@ import math
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from mope_jax.attention.registry import register
-from mope_jax.encodings.morlet import MorletPositionalEncoding
-from mope_jax.encodings.rope import rope_frequencies
+from mope_jax.attention.registry import per_layer, register
+from mope_jax.encodings.morlet import (
+    CONSTRAINTS,
+    INITS,
+    MorletPositionalEncoding,
+    boundary_stats,
+    clamp_active,
+    constrain,
+)
+from mope_jax.encodings.rope import LAYOUTS, rope_frequencies
 from mope_jax.errors import ConfigError
-from mope_jax.typing import Array
+from mope_jax.typing import Array, Params
+
+
+def mope_values(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """MOPE's stored spectra: omega (rad/token), sigma (tokens) after the configured constraint,
+    the raw exp(log .) values, the clamp mask, and the centres b0 if learned."""
+    if "mope" not in params:  # a params tree of another model
+        return {}
+    p = params["mope"]
+    lo, ls = np.asarray(p["log_omega"]), np.asarray(p["log_sigma"])
+    omega, sigma = constrain(
+        lo, ls, constraint=model_cfg.mope_constraint, bound=model_cfg.mope_bound
+    )
+    out = {
+        "mope_omega": np.asarray(omega),
+        "mope_sigma": np.asarray(sigma),
+        "mope_raw_omega": np.exp(lo),
+        "mope_raw_sigma": np.exp(ls),
+        "mope_clamp_active": np.asarray(clamp_active(lo, ls, bound=model_cfg.mope_bound)),
+    }
+    if "center" in p:
+        out["mope_center"] = np.asarray(p["center"])
+    return out
+
+
+def mope_summary(model_cfg, params: Params) -> dict[str, float]:
+    """MOPE's eval scalars: the boundary statistics of (omega, sigma) and the clamped fraction."""
+    v = mope_values(model_cfg, params)
+    if not v:
+        return {}
+    out = boundary_stats(v["mope_omega"], v["mope_sigma"], model_cfg.mope_bound)
+    out["mope_clamp_active_frac"] = float(np.mean(v["mope_clamp_active"]))
+    return out
 
 
 @register(
@@ -37,6 +77,17 @@ from mope_jax.typing import Array
     "morlet",
     causal=True,
     doc="MOPE: learned Morlet table cos/sin(omega b) exp(-(b-b0)^2/2sigma^2) (paper A)",
+    options={
+        "mope_init": INITS,
+        "mope_constraint": CONSTRAINTS,
+        "mope_bound": None,
+        "mope_penalty": None,
+        "mope_center": None,
+    },
+    spectral_params=("log_omega", "log_sigma", "center"),
+    spectra=mope_values,
+    summary=mope_summary,
+    hparams=("mope_bound",),
 )
 def _morlet(cfg):
     return MorletPositionalEncoding(
@@ -159,11 +210,38 @@ class MorletRope(nn.Module):
         )
 
 
+def morlet_rope_spectra(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """sigma (tokens) per layer, head and frequency group (L, H, G)."""
+    log_sigma = per_layer(params, "morlet_rope", "log_sigma")  # (L, H, G)
+    return {} if log_sigma is None else {"morlet_rope_sigma": np.exp(log_sigma)}
+
+
+def morlet_rope_summary(model_cfg, params: Params) -> dict[str, float]:
+    log_sigma = per_layer(params, "morlet_rope", "log_sigma")
+    if log_sigma is None:
+        return {}
+    sigma = np.exp(log_sigma)
+    return {
+        "morlet_rope_sigma_min": float(sigma.min()),
+        "morlet_rope_sigma_median": float(np.median(sigma)),
+        "morlet_rope_sigma_max": float(sigma.max()),
+    }
+
+
 @register(
     "qk_position",
     "morlet-rope",
     causal=True,
     doc="RoPE with a learned Gaussian envelope exp(-r^2/2sigma^2) per head and frequency (group)",
+    options={
+        "rope_base": None,
+        "rope_layout": LAYOUTS,
+        "morlet_rope_groups": None,
+        "morlet_rope_init": None,
+    },
+    spectral_params=("log_sigma",),
+    spectra=morlet_rope_spectra,
+    summary=morlet_rope_summary,
 )
 def _morlet_rope(cfg):
     return MorletRope(

@@ -65,9 +65,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mope_jax.attention.registry import register
+from mope_jax.attention.registry import layer_names, register
 from mope_jax.errors import ConfigError
-from mope_jax.typing import Array, PRNGKey
+from mope_jax.typing import Array, Params, PRNGKey
 
 # Eval-time surrogates (phase_surrogate): the authors' four (DESIGN.md section 5) and our
 # earlier additive-phase ones, prefixed "add-".
@@ -774,6 +774,43 @@ def learned_filter_spectra(t: int, module_params: dict) -> dict[str, np.ndarray]
 # --------------------------------------------------------------------------- registry
 
 
+def qk_filter_spectra(model_cfg, params: Params) -> dict[str, np.ndarray]:
+    """The learned Q/K filter quantities of every layer, stacked (L, ...), named and converted by
+    :func:`learned_filter_spectra`; a quantity missing from some layer is left out."""
+    layers = layer_names(params)
+    found: dict[str, list[np.ndarray]] = {}
+    for name in layers:
+        for module in params[name].get("attn", {}).values():
+            if isinstance(module, dict):
+                for q, v in learned_filter_spectra(model_cfg.block_size, module).items():
+                    found.setdefault(q, []).append(v)
+    return {q: np.stack(v) for q, v in found.items() if len(v) == len(layers)}
+
+
+# What the variants of this module declare besides builder and causality: the ModelConfig
+# options their builders read, and their learned spectral parameters (all extracted by
+# qk_filter_spectra).
+_WINDOW = {"filter_bandwidth": None, "filter_norm": FILTER_NORMS}
+_BILATERAL = {
+    **_WINDOW,
+    "filter_seed": None,
+    "filter_transform": TRANSFORMS,
+    "filter_phase": PHASE_MODES,
+}
+_KERNEL = {
+    "kernel_len": None,
+    "kernel_scale": None,
+    "kernel_learn_scale": None,
+    "kernel_w0": None,
+    "conv_impl": CONV_IMPLS,
+    "kernel_norm": KERNEL_NORMS,
+}
+
+
+def _learned(*names: str) -> dict:
+    return {"spectral_params": names, "spectra": qk_filter_spectra}
+
+
 def _bilateral(cfg, *, bins, shape="gaussian", centres="learned", ref_len=0):
     return SpectralFilter(
         cfg.n_head,
@@ -794,6 +831,8 @@ def _bilateral(cfg, *, bins, shape="gaussian", centres="learned", ref_len=0):
     "fourier",
     causal=False,
     doc="bilateral FFT, 1 learned Gaussian centre/head (init bin 4)",
+    options={**_BILATERAL, "filter_init_bin": None},
+    **_learned("log_center"),
 )
 def _fourier(cfg):
     return _bilateral(cfg, bins=(cfg.filter_init_bin,))
@@ -804,6 +843,8 @@ def _fourier(cfg):
     "multifourier",
     causal=False,
     doc="bilateral FFT, K learned centres/head (init periods 50/26/10/5 tokens), scores averaged",
+    options={**_BILATERAL, "filter_k": None},
+    **_learned("log_center"),
 )
 def _multifourier(cfg):
     return _bilateral(
@@ -812,7 +853,11 @@ def _multifourier(cfg):
 
 
 @register(
-    "qk_filter", "random", causal=False, doc="bilateral FFT, fixed random centre/head (not trained)"
+    "qk_filter",
+    "random",
+    causal=False,
+    doc="bilateral FFT, fixed random centre/head (not trained)",
+    options={**_BILATERAL, "filter_init_bin": None},
 )
 def _random(cfg):
     return _bilateral(cfg, bins=(cfg.filter_init_bin,), centres="random")
@@ -823,6 +868,7 @@ def _random(cfg):
     "fixed-bin",
     causal=False,
     doc="bilateral FFT, constant Gaussian centre: rung filter_fixed_bin at T=256, bin*T/256 here",
+    options={**_BILATERAL, "filter_fixed_bin": None},
 )
 def _fixed_bin(cfg):
     return _bilateral(cfg, bins=(cfg.filter_fixed_bin,), centres="fixed", ref_len=LADDER_T)
@@ -833,6 +879,8 @@ def _fixed_bin(cfg):
     "fixed-bin-learned",
     causal=False,
     doc="bilateral FFT, learned centre/head initialised at the ladder rung filter_fixed_bin",
+    options={**_BILATERAL, "filter_fixed_bin": None},
+    **_learned("log_center"),
 )
 def _fixed_bin_learned(cfg):
     return _bilateral(cfg, bins=(cfg.filter_fixed_bin,), ref_len=LADDER_T)
@@ -843,6 +891,8 @@ def _fixed_bin_learned(cfg):
     "mexhat-window",
     causal=False,
     doc="bilateral FFT, one (1-z^2)e^{-z^2/2} window around a learned centre (not MexHat-K4)",
+    options={**_BILATERAL, "filter_init_bin": None},
+    **_learned("log_center"),
 )
 def _mexhat_window(cfg):
     return _bilateral(cfg, bins=(cfg.filter_init_bin,), shape="mexhat")
@@ -854,6 +904,8 @@ def _mexhat_window(cfg):
     causal=False,
     doc="bilateral FFT, 4 admissible (s w)^2 e^{-(s w)^2/2} spectra/head, learned log_s, "
     "scores averaged",
+    options={"filter_seed": None, "filter_transform": TRANSFORMS, "filter_phase": PHASE_MODES},
+    **_learned("log_s"),
 )
 def _mexhat_k4(cfg):
     return MexHatK4(
@@ -866,6 +918,8 @@ def _mexhat_k4(cfg):
     "seedc-collapse",
     causal=True,
     doc="seed C's reading: per-position weight sum_f w(f) cos(2 pi f t/T) scales q, k; no irfft",
+    options={**_WINDOW, "filter_init_bin": None},
+    **_learned("log_center"),
 )
 def _seedc_collapse(cfg):
     return FreqCollapse(
@@ -895,6 +949,8 @@ for _kind in KERNELS:
         f"causal-{_kind}",
         causal=True,
         doc=f"one-sided {_kind} kernel on q/k along T (model.conv_impl: fft/toeplitz/direct)",
+        options=_KERNEL,
+        **_learned("log_scale"),
     )(lambda cfg, _kind=_kind: _kernel(cfg, _kind))
 
 
@@ -903,6 +959,14 @@ for _kind in KERNELS:
     "causal-freq",
     causal=True,
     doc="causal complex kernel, learned frequency in [2, F-2] bins inside a fixed envelope a",
+    options={
+        "filter_init_bin": None,
+        "kernel_scale": None,
+        "kernel_len": None,
+        "conv_impl": CONV_IMPLS,
+        "kernel_norm": KERNEL_NORMS,
+    },
+    **_learned("log_freq"),
 )
 def _causal_freq(cfg):
     return CausalFreqFilter(
@@ -920,13 +984,20 @@ def _causal_freq(cfg):
     "circular-gauss",
     causal=False,
     doc="Gaussian kernel by UNPADDED (circular) FFT: foil",
+    options=_KERNEL,
+    **_learned("log_scale"),
 )
 def _circular(cfg):
     return _kernel(cfg, "gauss", impl="circular")
 
 
 @register(
-    "qk_position", "morlet-xcorr", causal=False, doc="irfft Morlet cross-correlation scores (leaks)"
+    "qk_position",
+    "morlet-xcorr",
+    causal=False,
+    doc="irfft Morlet cross-correlation scores (leaks)",
+    options={**_WINDOW, "filter_init_bin": None},
+    **_learned("log_center"),
 )
 def _xcorr(cfg):
     return MorletXCorr(

@@ -29,12 +29,13 @@ import flax.linen as nn
 import jax.numpy as jnp
 import numpy as np
 
-from mope_jax.config import traced_field
+from mope_jax import hparams
 from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 OMEGA_MAX = 0.95 * math.pi  # rad/token, the authors' cap (below the Nyquist limit pi)
 SIGMA_MIN = 1e-3  # tokens
+BOUNDARY_TOL = 1e-3  # |omega sigma - bound| below this counts as "on the boundary"
 CONSTRAINTS = ("clamp", "penalty", "none")
 INITS = ("boundary", "off")
 
@@ -84,6 +85,25 @@ def constrain(
     if constraint == "none":
         return jnp.exp(log_omega), jnp.exp(log_sigma)
     raise ConfigError(f"unknown MOPE constraint {constraint!r}; choose one of {CONSTRAINTS}")
+
+
+def boundary_stats(
+    omega: np.ndarray, sigma: np.ndarray, bound: float, prefix: str = "mope"
+) -> dict[str, float]:
+    """Fraction of pairs on omega sigma = bound (|. - bound| < 1e-3), below it, and ranges."""
+    prod = np.asarray(omega, np.float64) * np.asarray(sigma, np.float64)
+    return {
+        f"{prefix}_on_boundary_frac": float(np.mean(np.abs(prod - bound) < BOUNDARY_TOL)),
+        f"{prefix}_below_bound_frac": float(np.mean(prod < bound - BOUNDARY_TOL)),
+        f"{prefix}_product_min": float(prod.min()),
+        f"{prefix}_product_median": float(np.median(prod)),
+        f"{prefix}_product_max": float(prod.max()),
+        f"{prefix}_omega_min": float(np.min(omega)),
+        f"{prefix}_omega_max": float(np.max(omega)),
+        f"{prefix}_sigma_min": float(np.min(sigma)),
+        f"{prefix}_sigma_max": float(np.max(sigma)),
+        f"{prefix}_aliased_frac": float(np.mean(np.asarray(omega) > math.pi)),
+    }
 
 
 def admissibility_penalty(log_omega: Array, log_sigma: Array, *, bound: float = 5.0) -> Array:
@@ -155,9 +175,10 @@ class MorletPositionalEncoding(nn.Module):
         log_omega = self.param("log_omega", lambda key, shape: jnp.asarray(lo), (n,))
         log_sigma = self.param("log_sigma", lambda key, shape: jnp.asarray(ls), (n,))
         center = self.param("center", nn.initializers.zeros, (n,)) if self.learn_center else None
-        # inside a training step the bound is the train state's traced value (one program can
-        # train several bounds); it equals self.bound for a run of this config
-        bound = traced_field("mope_bound", self.bound)
+        # inside a training step the bound is the train state's traced value, supplied in the
+        # hparams collection (one program can train several bounds); it equals self.bound for a
+        # run of this config
+        bound = hparams.read(self, "mope_bound", self.bound)
         if self.constraint == "penalty":
             self.sow(
                 "aux_loss",

@@ -33,6 +33,7 @@ from mope_jax.errors import ConfigError
 from mope_jax.typing import Array
 
 Layout = Literal["interleaved", "half"]
+LAYOUTS = ("interleaved", "half")  # model.rope_layout
 SCALINGS = ("none", "pi", "ntk", "dynamic_ntk", "yarn")
 
 

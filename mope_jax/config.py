@@ -61,6 +61,11 @@ class ModelConfig:
     # rounded to bf16 with float32 accumulation; parameters, residual stream, LayerNorm,
     # softmax and loss stay float32 (attention/core.py).
     compute_dtype: str = "float32"
+    # Layout of the attention einsums (attention/core.py): "bthd" (default, every record so far)
+    # contracts q, k, v in the projection's (B,T,H,D) layout; "bhtd" (opt-in, faster on
+    # XLA:CPU) moves the heads next to the batch first. Same math; the dot kernels then sum in
+    # another order, so the numbers differ at float32 rounding (experiments/results/bench).
+    attn_layout: str = "bthd"
     # Paper A, MOPE (pos_encoding="morlet", encodings/morlet.py); defaults = the paper.
     # init: "boundary" (sigma = bound/omega) or "off" (sigma = 2 bound/omega);
     # constraint: "clamp" (the paper's projection) | "penalty" (soft, weight mope_penalty) | "none".

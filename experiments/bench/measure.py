@@ -221,18 +221,22 @@ def task_attention(batch: int, heads: int, t: int, head_dim: int, reps: int) -> 
     )  # (B,T,H,D)
     mask = causal_mask(t)
 
-    def ours(q, k, v, det):
+    def ours(q, k, v, det, layout="bthd"):
         return attend(
-            dot_product_scores(q, k, head_dim),
+            dot_product_scores(q, k, head_dim, layout=layout),
             v,
             mask=mask,
             dropout_rate=0.1,
             dropout_rng=key_d,
             deterministic=det,
+            layout=layout,
         )
 
     cases = {
         "einsum attention, no dropout": lambda q, k, v: ours(q, k, v, True),
+        "einsum attention, attn_layout=bhtd, no dropout": lambda q, k, v: ours(
+            q, k, v, True, "bhtd"
+        ),
         (
             "einsum attention, dropout 0.1 (threefry masks, JAX's rolled CPU lowering)"
         ): lambda q, k, v: ours(q, k, v, False),
@@ -244,13 +248,24 @@ def task_attention(batch: int, heads: int, t: int, head_dim: int, reps: int) -> 
         ),
     }
     out = {}
+    grads = {}
     for name, f in cases.items():
         fast_cpu_threefry("rolled" not in name)  # before the (fresh) jit below is lowered
         g = jax.jit(jax.grad(lambda q, k, v, f=f: jnp.sum(f(q, k, v) ** 2), argnums=(0, 1, 2)))
-        jax.block_until_ready(g(q, k, v))
+        grads[name] = jax.block_until_ready(g(q, k, v))
         sec, _ = best_time(lambda g=g: jax.block_until_ready(g(q, k, v)), reps)
         out[name] = {"ms": sec * 1e3}
-    return {"batch": batch, "heads": heads, "t": t, "head_dim": head_dim, "results": out}
+    before = grads["einsum attention, no dropout"]
+    now = grads["einsum attention, attn_layout=bhtd, no dropout"]
+    same = all(bool(jnp.array_equal(a, b)) for a, b in zip(before, now))
+    return {
+        "batch": batch,
+        "heads": heads,
+        "t": t,
+        "head_dim": head_dim,
+        "results": out,
+        "layout_gradients_bitwise_equal": same,
+    }
 
 
 def task_profile(overrides: list[str]) -> dict:

@@ -28,6 +28,10 @@ NEG_INF = -1e30  # finite, so fully masked rows cannot produce NaN
 # the tied LM head are rounded to bf16 and multiplied with float32 accumulation and output.
 COMPUTE_DTYPES = {"float32": None, "bfloat16": jnp.bfloat16}
 registry.register_option("compute_dtype", tuple(COMPUTE_DTYPES), owner="the attention core")
+# model.attn_layout: "bthd" (default) | "bhtd" (opt-in; heads next to the batch, faster on
+# XLA:CPU, numbers differ at f32 rounding). See dot_product_scores.
+ATTN_LAYOUTS = ("bthd", "bhtd")
+registry.register_option("attn_layout", ATTN_LAYOUTS, owner="the attention core")
 
 
 def matmul_dtype(name: str):
@@ -99,9 +103,18 @@ def causal_mask(t: int, s: int | None = None) -> Array:
     return jnp.arange(s)[None, :] <= jnp.arange(t)[:, None] + (s - t)
 
 
-def dot_product_scores(q: Array, k: Array, head_dim: int, dtype=None) -> Array:
+def dot_product_scores(
+    q: Array, k: Array, head_dim: int, dtype=None, layout: str = "bthd"
+) -> Array:
     """q (B,T,H,D'), k (B,S,H,D') -> scores (B,H,T,S), divided by sqrt(head_dim).
-    dtype: matmul input dtype (None: as given; bf16: rounded, float32 accumulation)."""
+    dtype: matmul input dtype (None: as given; bf16: rounded, float32 accumulation).
+    layout "bhtd": the heads are moved next to the batch first. XLA:CPU's batched dot wants its
+    batch dimensions leading, and one explicit transpose per operand costs less than the
+    copies it inserts around "BTHD,BSHD->BHTS" (experiments/results/bench); the kernels then
+    sum in another order, so the scores differ at float32 rounding."""
+    if layout == "bhtd":
+        q, k = q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3)  # (B,H,T,D'), (B,H,S,D')
+        return mm_einsum("BHTD,BHSD->BHTS", q, k, dtype) / math.sqrt(head_dim)
     return mm_einsum("BTHD,BSHD->BHTS", q, k, dtype) / math.sqrt(head_dim)
 
 
@@ -115,9 +128,11 @@ def attend(
     dropout_rng: Array | None = None,
     deterministic: bool = True,
     dtype=None,
+    layout: str = "bthd",
 ) -> Array:
     """scores (B,H,T,S), v (B,S,H,D), mask (T,S) -> out (B,T,H,D). dtype: matmul input dtype
-    of A V (None: v's; bf16: rounded, float32 accumulation)."""
+    of A V (None: v's; bf16: rounded, float32 accumulation); layout as in
+    :func:`dot_product_scores`."""
     if bias is not None and bias.add is not None:
         scores = scores + bias.add
     scores = jnp.where(mask, scores, NEG_INF)
@@ -128,6 +143,13 @@ def attend(
     if bias is not None and bias.log_gate is not None:
         gated = probs * jnp.exp(bias.log_gate)
         probs = gated / jnp.maximum(gated.sum(-1, keepdims=True), 1e-8)
+    if layout == "bhtd":
+        v = v.transpose(0, 2, 1, 3)  # (B,H,S,D)
+        if dtype is not None:
+            out = mm_einsum("BHTS,BHSD->BHTD", probs, v, dtype)
+        else:
+            out = jnp.einsum("BHTS,BHSD->BHTD", probs.astype(v.dtype), v)
+        return out.transpose(0, 2, 1, 3)  # (B,H,T,D) -> (B,T,H,D)
     if dtype is not None:
         return mm_einsum("BHTS,BSHD->BTHD", probs, v, dtype)
     return jnp.einsum("BHTS,BSHD->BTHD", probs.astype(v.dtype), v)
@@ -165,7 +187,7 @@ class SelfAttention(nn.Module):
             else:
                 scores = out  # the variant computed (B,H,T,S) scores itself
         if scores is None:
-            scores = dot_product_scores(q, k, d, mm)
+            scores = dot_product_scores(q, k, d, mm, cfg.attn_layout)
         attn_bias = registry.get("attn_bias", cfg.attn_bias).build(cfg)
         bias = attn_bias(xn, positions, deterministic) if attn_bias is not None else None
 
@@ -179,6 +201,7 @@ class SelfAttention(nn.Module):
             dropout_rng=self.make_rng("dropout") if needs_rng else None,
             deterministic=deterministic,
             dtype=mm,
+            layout=cfg.attn_layout,
         )
         y = y.reshape(b, t, e)  # (B,T,H,D) -> (B,T,E)
         y = dense(cfg, e, "c_proj")(y)

@@ -371,14 +371,32 @@ def _normal(x):
     return json.loads(json.dumps(x))
 
 
+def _field_defaults() -> dict[str, dict]:
+    """{section: {field: default}} of today's config dataclasses, JSON-normalised."""
+    from mope_jax.config import Config
+
+    cfg = Config()
+    return {
+        sec: _normal(_jsonable(dataclasses.asdict(getattr(cfg, sec))))
+        for sec in ("model", "data", "train")
+    }
+
+
 def config_diff(old: dict, new: dict) -> list[str]:
-    """``section.key: old -> new`` for every field that differs (location fields left out)."""
+    """``section.key: old -> new`` for every field that differs (location fields left out).
+
+    A field the old record does not have at all was added to the config after the record was
+    written; it counts as equal when the new config keeps it at its default (a field is only
+    added with a default that keeps the earlier computation, e.g. ``model.attn_layout``)."""
     old, new = _normal(old), _normal(new)
+    defaults = _field_defaults()
     out = []
     for sec in ("model", "data", "train"):
         a, b = old.get(sec, {}), new.get(sec, {})
         for k in sorted(set(a) | set(b)):
             if sec == "data" and k in _LOCATION_FIELDS:
+                continue
+            if k not in a and k in defaults.get(sec, {}) and b.get(k) == defaults[sec][k]:
                 continue
             if a.get(k) != b.get(k):
                 out.append(f"{sec}.{k}: {a.get(k)!r} -> {b.get(k)!r}")

@@ -491,3 +491,17 @@ def test_paper_a_is_declared_as_a_campaign():
     text = campaign.render_campaign(exp, "smoke", records)
     assert text == (results / "table.md").read_text()
     assert "## Learned MOPE spectra" in text and "| `a-mope` | 2 |" in text
+
+
+def test_a_field_added_later_at_its_default_keeps_old_records_valid():
+    from mope_jax.campaign import config_diff
+    from mope_jax.config import Config
+
+    new = Config().to_dict()
+    old = json.loads(json.dumps(new))
+    del old["model"]["attn_layout"]  # a record written before the field existed
+    assert config_diff(old, new) == []
+    new["model"]["attn_layout"] = "bhtd"  # not the default: a different computation
+    assert config_diff(old, new) == ["model.attn_layout: None -> 'bhtd'"]
+    old["model"]["n_layer"] = 99  # a field both have still compares as before
+    assert "model.n_layer: 99 -> 6" in config_diff(old, Config().to_dict())

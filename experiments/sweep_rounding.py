@@ -39,7 +39,7 @@ def measure(steps: int, strategies: list[str]) -> dict:
     from mope_jax.config import apply_overrides
     from mope_jax.data.batches import sample_batch
     from mope_jax.presets import get_preset
-    from mope_jax.sweep import SEED_AXIS, _place, over_seeds, seed_keys, seed_mesh
+    from mope_jax.sweep import SEED_AXIS, over_seeds, place_seeds, seed_keys, seed_mesh
     from mope_jax.train import make_train, prepare
 
     cfg, corpus = prepare(apply_overrides(get_preset("smoke"), [f"train.max_steps={steps}"]))
@@ -79,7 +79,7 @@ def measure(steps: int, strategies: list[str]) -> dict:
             continue
         lib = "shard" if strategy == "shard_map" else strategy
         mesh = seed_mesh() if lib == "shard" else None
-        states = _place(over_seeds(tr.init, "map")(keys), lib, mesh)
+        states = place_seeds(over_seeds(tr.init, "map")(keys), lib, mesh)
         row = {}
         for name, f in [("params", train), ("grads", grads), ("loss", forward)]:
             fn = spmd(f) if strategy == "shard_map" else over_seeds(f, strategy, mesh)

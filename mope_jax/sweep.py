@@ -320,7 +320,7 @@ def _primary() -> bool:
     return jax.process_index() == 0
 
 
-def _place(tree, strategy: str, mesh):
+def place_seeds(tree, strategy: str, mesh):
     """Put the stacked seed axis where the strategy wants it (sharded for 'shard')."""
     if strategy != "shard":
         return tree
@@ -483,19 +483,21 @@ def _sweep_locked(
         if model_grid:  # each run's own initial state (its model fields), then one program
             inits = {c.model: jax.jit(make_train(c).init) for c in run_cfgs}
             one = [inits[c.model](k) for c, k in zip(run_cfgs, keys)]
-            states = _place(jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *one), strategy, mesh)
+            states = place_seeds(
+                jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *one), strategy, mesh
+            )
         else:
-            states = init_all(_place(keys, strategy, mesh))
+            states = init_all(place_seeds(keys, strategy, mesh))
         if grid:
             hps = {
                 f: jnp.asarray([float(hp.get(f, getattr(t, f))) for hp, _ in runs], jnp.float32)
                 for f in GRID_FIELDS
             }
-            states = states.replace(hparams={**states.hparams, **_place(hps, strategy, mesh)})
+            states = states.replace(hparams={**states.hparams, **place_seeds(hps, strategy, mesh)})
         if init_params is not None:
             # The optimiser state of a fresh run depends on the parameters' shapes only (zero
             # moments, count 0), so replacing the parameters is a fresh start from them.
-            states = states.replace(params=_place(init_params, strategy, mesh))
+            states = states.replace(params=place_seeds(init_params, strategy, mesh))
         return states
 
     abstract = jax.eval_shape(over_seeds(trainer.init, "map"), keys)

@@ -400,7 +400,7 @@ def task_sweep(
 
     from mope_jax.config import apply_overrides
     from mope_jax.presets import get_preset
-    from mope_jax.sweep import over_seeds, seed_keys, seed_mesh, _place
+    from mope_jax.sweep import over_seeds, place_seeds, seed_keys, seed_mesh
     from mope_jax.train import make_train
 
     cfg = apply_overrides(get_preset(preset), overrides)
@@ -439,7 +439,7 @@ def task_sweep(
                 fn is None or strategy != "sequential"
             ):  # sequential: one per-seed program for every R
                 fn = over_seeds(lambda s, d: trainer.train_steps(s, d, steps), strategy, mesh)
-            states = _place(init_all(seed_keys(range(r))), strategy, mesh)
+            states = place_seeds(init_all(seed_keys(range(r))), strategy, mesh)
             t0 = time.perf_counter()
             states, m = fn(states, data)  # compiles
             jax.block_until_ready(m)

@@ -810,7 +810,12 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     if summ.get("configs"):
         L += [
             "",
-            "## The sizes we train (single process; each row the best of alternating rounds)",
+            "## The sizes we train (single process"
+            + (
+                "; each row the best of alternating rounds)"
+                if any("#" in k for k in recs)
+                else "; one round)"
+            ),
             "",
             "| config | JAX f32 tokens/s, 1 device | f32 / best PyTorch | attn_layout=bhtd / best "
             "PyTorch | 2 host devices / best PyTorch | bf16 matmuls / f32 |",
@@ -912,11 +917,9 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         "transpose per operand costs less than the copies it inserts around "
         "`BTHD,BSHD->BHTS`. Same math, but the kernels then sum in another order: gradients "
         "bitwise equal to the default's in this run: "
-        + (
-            ("yes" if _r(recs.get("attention")).get("layout_gradients_bitwise_equal") else "no")
-            if _r(recs.get("attention"))
-            else "not measured"
-        )
+        + {True: "yes", False: "no", None: "not measured"}[
+            (_r(recs.get("attention")) or {}).get("layout_gradients_bitwise_equal")
+        ]
         + " (parameters after 5 training steps at nanoGPT-char differed by up to 4e-9 in a "
         "scratch check), so it is not the default: every committed record used `bthd`. "
         "Tried and left out: computing only the causal key blocks (queries in 2 or 4 "

@@ -1,9 +1,10 @@
 """RoPE advice from data: measure the dependency kernel K(r) and width W of a token stream,
 and recommend a RoPE base and a context-extension schedule (paper B, DESIGN.md section 3).
 
-**Status: untested advice.** Nothing here has been checked by training; the planned check is
-to train with the printed overrides against the default base (issue 16 item 5). Until it
-runs, read the output as what the paper's law plus our heuristics predict, not as a result.
+**Status: untested advice.** Nothing here has been checked by training yet; the check is the
+campaign ``rope_advice_check`` (experiments/rope_advice_check.py: the advised base against
+base 10000, paired seeds, on TinyShakespeare and the copy task). Until its records exist,
+read the output as what the paper's law plus our heuristics predict, not as a result.
 
 What is the paper's, and what is ours
 -------------------------------------
@@ -481,7 +482,10 @@ class Advice:
     grids: dict[str, GridStats]  # "current", "recommended", "width-matched"
     extension: list[ExtensionStep]
     overrides: str  # the training overrides for the recommended grid
-    status: str = "untested: no training run has checked this advice yet (issue 16 item 5)"
+    status: str = (
+        "untested: no training run has checked this advice yet "
+        "(mope-jax campaign run rope_advice_check --scale cpu)"
+    )
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -1,0 +1,210 @@
+"""Does `mope-jax rope-advice` give a better RoPE grid than base 10000? (issue 16 item 5)
+
+Command:  mope-jax campaign run rope_advice_check --scale cpu [--rows ...] [--budget-minutes M]
+          (status: mope-jax campaign status rope_advice_check; ``python
+          experiments/rope_advice_check.py --scale S [...]`` is an alias of the run command)
+Writes:   experiments/results/rope_advice_check/<scale>/records/<row>/seed<s>.json, table.md
+Runtime per run: not measured yet (``campaign run`` prints an ETA from a measured step first).
+
+The check (ours, beyond paper B): a RoPE-only model trained with the base that
+``mope-jax rope-advice`` recommends for its data and context against the same model with the
+default base 10000, same seeds and batches (paired), on two data sets:
+
+  * ``ts-*``: TinyShakespeare at L = 256 (the advice: W = 1, base 110, set by the context
+    floor base_L = (L/pi)^(D/(D-2)); the data barely matter there);
+  * ``blocks-B34-*``: the block-copy task with B = 34 (W = 32) at L = 128 (the advice: base
+    65, set by the width rule, above the floor 52).
+
+The advised bases are written into the rows as numbers so that a row is a fixed config; every
+trained run recomputes the advice from its own training data and context
+(:func:`mope_jax.analysis.rope_advice.advise`) and stores it, and the section says whether
+the row's base is what the tool recommends (tests/test_rope_advice_check.py checks it too).
+
+Verdict, fixed before any run: per data set, the paired difference advised - base 10000 of
+``final_val_loss`` (95% t-interval over the seeds): "advice helps" if the interval lies below
+0, "advice hurts" if above, "no difference resolved" otherwise; on the block task also the copy
+accuracy of both. Setup (our choice): 2 layers, width 128, 4 heads (D = 32), no dropout, batch
+16, AdamW lr 1e-3 (warmup 100, cosine), 1500 steps (TinyShakespeare) / 2000 (blocks), 3 seeds.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row
+from mope_jax.config import Config
+
+try:
+    from experiments import _paper_b as pb
+    from experiments import freq_matching as fm
+except ImportError:  # run as a script
+    import _paper_b as pb
+    import freq_matching as fm
+
+HEAD_DIM = 32
+TS_CONTEXT, BLOCKS_CONTEXT, BLOCK_LEN = 256, 128, 34
+# the bases `mope-jax rope-advice` printed for these data and contexts (checked against the
+# tool in every record and in tests/test_rope_advice_check.py)
+TS_ADVISED, BLOCKS_ADVISED = 110.0, 65.0
+MODEL = dict(block_size=TS_CONTEXT, n_layer=2, n_head=4, n_embd=128, dropout=0.0)
+BLOCKS = (
+    "data.source=blocks",
+    f"data.block_len={BLOCK_LEN}",
+    "data.num_symbols=16",
+    "data.num_tokens=100000",
+    f"model.block_size={BLOCKS_CONTEXT}",
+)
+
+ROWS = (
+    Row("ts-base10000", "rope", (), label="TinyShakespeare, base 10000 (default)"),
+    Row(
+        "ts-advised",
+        "rope",
+        (f"model.rope_base={TS_ADVISED:g}",),
+        label=f"TinyShakespeare, advised base {TS_ADVISED:g}",
+    ),
+    Row(
+        "blocks-B34-base10000",
+        "rope",
+        BLOCKS,
+        label=f"copy task B={BLOCK_LEN}, base 10000 (default)",
+    ),
+    Row(
+        "blocks-B34-advised",
+        "rope",
+        BLOCKS + (f"model.rope_base={BLOCKS_ADVISED:g}",),
+        label=f"copy task B={BLOCK_LEN}, advised base {BLOCKS_ADVISED:g}",
+    ),
+)
+PAIRS = (("ts-advised", "ts-base10000"), ("blocks-B34-advised", "blocks-B34-base10000"))
+
+
+def _train(steps: int) -> dict:
+    return pb.train_fields(steps, max(steps // 4, 1), batch_size=16) | dict(
+        lr=1e-3, warmup_steps=min(100, steps // 4)
+    )
+
+
+def _scale(name: str, steps: int, block_steps: int, seeds: int) -> Scale:
+    more = (f"train.max_steps={block_steps}", f"train.checkpoint_interval={block_steps}")
+    return Scale(
+        name,
+        MODEL,
+        _train(steps),
+        seeds=seeds,
+        row_overrides={r.name: more for r in ROWS if r.name.startswith("blocks")},
+    )
+
+
+def _is_blocks(cfg: Config) -> bool:
+    return cfg.data.source == "blocks"
+
+
+def advice_for(cfg: Config, corpus) -> dict:
+    """What rope-advice recommends for this run's training tokens, context and head size."""
+    from mope_jax.analysis import rope_advice as ra
+
+    train = np.asarray(corpus.train)
+    kind = "match" if _is_blocks(cfg) else "mi"  # as the CLI picks for blocks:B= / a text
+    a = ra.advise(train, context=cfg.model.block_size, head_dim=cfg.model.head_dim, kind=kind)
+    return {
+        "advised_base": a.base_recommended,
+        "advice_binding": a.binding,
+        "W": a.kernel.width,
+    }
+
+
+def analyze(cfg: Config, state, corpus) -> dict:
+    """One trained seed: the advice for its data (to check the row's base) and, on the block
+    task, the copy accuracy (greedy, on the copy targets of 16 validation windows)."""
+    out = advice_for(cfg, corpus) | {"rope_base": cfg.model.rope_base}
+    if _is_blocks(cfg):
+        val = np.asarray(corpus.val)
+        out["copy_acc"] = fm.copy_accuracy(cfg, state.params, val, "copy", cfg.data.block_len)
+    return out
+
+
+def advice_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
+    """Per row: its base, the tool's advice recomputed in each run, copy accuracy; then the
+    verdict per data set."""
+    from mope_jax.analysis.stats import paired_t
+
+    rows = by_row(records)
+    if not rows:
+        return ""
+    lines = [
+        "## The advised grid against base 10000",
+        "",
+        "| row | base | advice recomputed per run (W, set by) | matches | n | copy acc per seed |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, rs in rows.items():
+        an = [r["analysis"] for r in rs if r.get("analysis")]
+        if not an:
+            continue
+        adv = sorted({(a["advised_base"], a["W"], a["advice_binding"]) for a in an})
+        base = an[0]["rope_base"]
+        ok = all(a["advised_base"] == base for a in an)
+        default = name.endswith("base10000")
+        acc = ", ".join(f"{a['copy_acc']:.2f}" for a in an if "copy_acc" in a) or "-"
+        lines.append(
+            f"| `{name}` | {base:g} | "
+            + "; ".join(f"{b:g} (W = {w:g}, {why})" for b, w, why in adv)
+            + f" | {'(default grid)' if default else ('yes' if ok else '**no**')} | {len(an)} "
+            f"| {acc} |"
+        )
+    lines += ["", "Verdict per data set (paired final_val_loss, advised - base 10000):", ""]
+    for a, b in PAIRS:
+        ra_, rb = rows.get(a, []), rows.get(b, [])
+        va = {int(r["seed"]): r["final_val_loss"] for r in ra_}
+        vb = {int(r["seed"]): r["final_val_loss"] for r in rb}
+        seeds = sorted(set(va) & set(vb))
+        if len(seeds) < 2:
+            lines.append(f"- `{a}` - `{b}`: untested ({len(seeds)} paired seeds; needs 2+)")
+            continue
+        t = paired_t([va[s] for s in seeds], [vb[s] for s in seeds])
+        verdict = (
+            "advice helps"
+            if t.ci_high < 0
+            else ("advice hurts" if t.ci_low > 0 else "no difference resolved")
+        )
+        lines.append(
+            f"- `{a}` - `{b}`: {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] (n {len(seeds)}): "
+            f"**{verdict}**"
+        )
+    return "\n".join(lines)
+
+
+EXPERIMENT = Experiment(
+    name="rope_advice_check",
+    title="rope-advice checked by training: the advised RoPE base against base 10000",
+    rows=ROWS,
+    scales=(_scale("smoke", 20, 20, 1), _scale("cpu", 1500, 2000, 3)),
+    baseline="ts-base10000",
+    comparisons=tuple(Comparison(a, b, "advised base in place of 10000") for a, b in PAIRS),
+    claim=(
+        "ours (issue 16 item 5): the RoPE base `mope-jax rope-advice` recommends for the data "
+        "and context trains at least as well as the default base 10000. Only the paired "
+        "differences within a data set test anything; the rows of the two data sets are not "
+        "comparable."
+    ),
+    analyze=analyze,
+    sections=(advice_section,),
+)
+
+
+def main(argv=None) -> int:
+    """Alias: ``python experiments/rope_advice_check.py --scale S [...]`` runs
+    ``mope-jax campaign run rope_advice_check --scale S [...]`` in this repository."""
+    from mope_jax.cli import main as cli_main
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    root = str(Path(__file__).resolve().parents[1])
+    return cli_main(["campaign", "run", "rope_advice_check", "--root", root, *args])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""experiments/rope_advice_check.py: the rows' bases are what `mope-jax rope-advice` says for
+their data and context, and the section's verdict follows the paired interval."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments import rope_advice_check as rac
+from mope_jax.analysis import rope_advice as ra
+from mope_jax.campaign import Experiment
+
+
+def test_block_rows_base_is_the_tools_advice():
+    a = ra.advise(ra.load_tokens(f"blocks:B={rac.BLOCK_LEN}"), context=rac.BLOCKS_CONTEXT)
+    assert a.binding == "width"  # the row tests the width rule, not only the context floor
+    assert a.base_recommended == rac.BLOCKS_ADVISED
+
+
+def test_tinyshakespeare_rows_base_is_the_tools_advice(shakespeare_path):
+    a = ra.advise(ra.load_tokens(str(shakespeare_path)), context=rac.TS_CONTEXT)
+    assert a.base_recommended == rac.TS_ADVISED
+
+
+def _rec(row, seed, loss, base, advised):
+    return {
+        "row": row,
+        "seed": seed,
+        "final_val_loss": loss,
+        "analysis": {
+            "advised_base": advised,
+            "W": 1,
+            "advice_binding": "context",
+            "rope_base": base,
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "shift, verdict",
+    [(-0.05, "advice helps"), (0.05, "advice hurts"), (0.0, "no difference resolved")],
+)
+def test_section_verdict_follows_the_paired_interval(shift, verdict):
+    noise = [0.01, -0.01, 0.004]
+    recs = [_rec("ts-base10000", s, 2.0 + 0.1 * s, 10000.0, 110.0) for s in range(3)] + [
+        _rec("ts-advised", s, 2.0 + 0.1 * s + shift + noise[s], 110.0, 110.0) for s in range(3)
+    ]
+    exp: Experiment = rac.EXPERIMENT
+    text = rac.advice_section(exp, exp.scales[-1], recs)
+    assert f"**{verdict}**" in text
+    assert "untested (0 paired seeds" in text  # the block rows have no records here
+    assert "| `ts-advised` | 110 | 110 (W = 1, context) | yes |" in text
+
+
+def test_section_flags_a_base_that_is_not_the_advice():
+    recs = [_rec("ts-advised", 0, 2.0, 100.0, 110.0)]
+    text = rac.advice_section(rac.EXPERIMENT, rac.EXPERIMENT.scales[-1], recs)
+    assert "| `ts-advised` | 100 | 110 (W = 1, context) | **no** |" in text

@@ -308,7 +308,7 @@ register_variant(
 )
 
 # Paper C, FourierQK (DESIGN.md section 2). The recipe differs from paper A's reference: no
-# weight tying, warmup 200, weight decay on 2-D weights only, 200 eval batches, and the
+# weight tying, no biases, warmup 200, weight decay on 2-D weights only, 200 eval batches, and the
 # reported number is the best val loss over evals (``final.json: best_val_loss``).
 
 
@@ -317,15 +317,16 @@ def _reference_c() -> Config:
     return dataclasses.replace(
         base,
         name="reference-c",
-        model=dataclasses.replace(base.model, tie_embeddings=False),
+        model=dataclasses.replace(base.model, tie_embeddings=False, use_bias=False),
         train=dataclasses.replace(base.train, warmup_steps=200, decay_group="2d", eval_batches=200),
     )
 
 
 register_preset(
     "reference-c",
-    "paper C's recipe on the reference model: untied head, shorter warmup, 2-D-only "
-    "decay, more eval batches; report best_val_loss",
+    "paper C's recipe on the reference model: untied head, no biases (the authors' q/k/v "
+    "and projections have none), shorter warmup, 2-D-only decay, more eval batches; report "
+    "best_val_loss",
     "GPU/TPU",
 )(_reference_c)
 

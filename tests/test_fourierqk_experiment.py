@@ -59,3 +59,18 @@ def test_smoke_campaign_records_audit_and_diagnostics(shakespeare_path, tmp_path
     assert four["final_val_loss"] < 4.5
     md = (out / "table.md").read_text()
     assert "Fourier-QK (NON-CAUSAL)" in md and "## Diagnostics" in md and "rotation R" in md
+
+
+def test_mid_and_reference_use_the_authors_recipe_details():
+    """DESIGN.md section 5 'Small': no biases in paper-C models, weight decay 0.2 for the
+    Morlet-scale rows; smoke and cpu keep what their committed records were trained with."""
+    from experiments import fourierqk as fq
+
+    scales = {s.name: s for s in fq.EXPERIMENT.scales}
+    for name in ("mid", "reference"):
+        s = scales[name]
+        assert s.model["use_bias"] is False and s.model["tie_embeddings"] is False
+        assert s.row_overrides["causal-morlet-a8"] == ("train.weight_decay=0.2",)
+        assert "causal-morlet" not in s.row_overrides  # the learned-scale row keeps 0.1
+    for name in ("smoke", "cpu"):
+        assert "use_bias" not in scales[name].model and not scales[name].row_overrides

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -108,11 +107,9 @@ EXPERIMENT = Experiment(
 def main(argv=None) -> int:
     """Alias: ``python experiments/foundation.py --scale S [...]`` runs
     ``mope-jax campaign run foundation --scale S [...]`` in this repository."""
-    from mope_jax.cli import main as cli_main
+    from mope_jax.cli import campaign_script
 
-    args = sys.argv[1:] if argv is None else list(argv)
-    root = str(Path(__file__).resolve().parents[1])
-    return cli_main(["campaign", "run", "foundation", "--root", root, *args])
+    return campaign_script(__file__, argv)
 
 
 if __name__ == "__main__":

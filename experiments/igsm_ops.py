@@ -239,11 +239,9 @@ EXPERIMENT = Experiment(
 def main(argv=None) -> int:
     """Alias: ``python experiments/igsm_ops.py --scale S [...]`` runs
     ``mope-jax campaign run igsm_ops --scale S [...]`` in this repository."""
-    from mope_jax.cli import main as cli_main
+    from mope_jax.cli import campaign_script
 
-    args = sys.argv[1:] if argv is None else list(argv)
-    root = str(Path(__file__).resolve().parents[1])
-    return cli_main(["campaign", "run", "igsm_ops", "--root", root, *args])
+    return campaign_script(__file__, argv)
 
 
 if __name__ == "__main__":

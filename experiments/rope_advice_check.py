@@ -30,7 +30,6 @@ accuracy of both. Setup (our choice): 2 layers, width 128, 4 heads (D = 32), no 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
@@ -199,11 +198,9 @@ EXPERIMENT = Experiment(
 def main(argv=None) -> int:
     """Alias: ``python experiments/rope_advice_check.py --scale S [...]`` runs
     ``mope-jax campaign run rope_advice_check --scale S [...]`` in this repository."""
-    from mope_jax.cli import main as cli_main
+    from mope_jax.cli import campaign_script
 
-    args = sys.argv[1:] if argv is None else list(argv)
-    root = str(Path(__file__).resolve().parents[1])
-    return cli_main(["campaign", "run", "rope_advice_check", "--root", root, *args])
+    return campaign_script(__file__, argv)
 
 
 if __name__ == "__main__":

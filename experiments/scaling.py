@@ -182,11 +182,9 @@ EXPERIMENT = Experiment(
 def main(argv=None) -> int:
     """Alias: ``python experiments/scaling.py --scale S [...]`` runs
     ``mope-jax campaign run scaling --scale S [...]`` in this repository."""
-    from mope_jax.cli import main as cli_main
+    from mope_jax.cli import campaign_script
 
-    args = sys.argv[1:] if argv is None else list(argv)
-    root = str(Path(__file__).resolve().parents[1])
-    return cli_main(["campaign", "run", "scaling", "--root", root, *args])
+    return campaign_script(__file__, argv)
 
 
 # --------------------------------------------------------------------------- the earlier script

@@ -709,6 +709,14 @@ def _quiet_absl() -> None:
         pass
 
 
+def campaign_script(file: str, argv=None) -> int:
+    """``python experiments/<name>.py --scale S [...]``, the alias every campaign file offers:
+    ``mope-jax campaign run <name> --scale S [...]`` in the repository that holds ``file``."""
+    path = Path(file).resolve()
+    args = sys.argv[1:] if argv is None else list(argv)
+    return main(["campaign", "run", path.stem, "--root", str(path.parents[1]), *args])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

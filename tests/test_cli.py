@@ -244,3 +244,16 @@ def test_sweep_four_seeds_then_report(tmp_path):
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith(
         "error: --data-parallel 3"
     )
+
+
+def test_campaign_script_alias_runs_the_campaign_of_its_file(monkeypatch, tmp_path):
+    """``python experiments/<name>.py ARGS`` == ``mope-jax campaign run <name> --root R ARGS``."""
+    from mope_jax import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda argv: seen.append(argv) or 0)
+    f = tmp_path / "repo" / "experiments" / "my_study.py"
+    assert cli.campaign_script(str(f), ["--scale", "cpu"]) == 0
+    assert seen == [
+        ["campaign", "run", "my_study", "--root", str(tmp_path / "repo"), "--scale", "cpu"]
+    ]

@@ -56,6 +56,12 @@ Setup (our choices; the paper's are not public):
     characters are decoded greedily; exact match of the number after '#'. Also the leaf
     accuracy: the share of the problem's stated values that the generated solution copies
     correctly ("Define A as a; so a=5."), a pure positional lookup without arithmetic;
+  * teacher-forced accuracy (arithmetic, igsm.forced_accuracy): FORCED_PROBLEMS = 500 (smoke:
+    32) fresh 1-operation problems per (method, s), each whole problem right-aligned at the
+    end of an L' window after other problems, one forward pass: the share of problems whose
+    operation result ("=21+13=11.": the 11) is predicted right given the correct text before
+    it (also the copied operands and the '#' answer). 500 problems resolve a ~5-point
+    difference, which the 32 greedy problems cannot;
   * frequency energy of each model on its own data, on other windows and on the other domain
     (stability across prompts and domains), every seed;
   * fine-tuned (PI's own protocol, Chen et al. 2023): rows ``<task>-ft-none`` and
@@ -108,6 +114,8 @@ SCALES = {
 IGSM_CHARS = {"smoke": 60_000, "cpu": 1_000_000}
 RETRIEVAL_L = 128  # the retrieval row's training length (examples of exactly L characters)
 RETRIEVAL_PROBLEMS = {"smoke": 32, "cpu": 500}  # per (method, s): 5 points resolvable at 500
+# arithmetic, teacher-forced (igsm.forced_accuracy: one forward pass per batch): per (method, s)
+FORCED_PROBLEMS = {"smoke": 32, "cpu": 500}
 
 
 def igsm_file(scale: str) -> Path:
@@ -251,7 +259,9 @@ def losses(model_cfg, params, val, L, num) -> dict:
     return out
 
 
-def accuracies(model_cfg, params, vocab, L, n_problems) -> dict:
+def accuracies(model_cfg, params, vocab, L, n_problems, forced=()) -> dict:
+    """Per method and s: greedy answer and leaf accuracy on n_problems (igsm.answer_accuracy)
+    and the teacher-forced accuracies on ``forced`` problems (igsm.forced_accuracy)."""
     probs = igsm.problems(n_problems, seed=777, ops_range=(1, 1), ops=OPS)
     filler = igsm.encode(
         "".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab
@@ -274,10 +284,18 @@ def accuracies(model_cfg, params, vocab, L, n_problems) -> dict:
                 max_new=MAX_NEW,
                 vocab=vocab,
                 batch=EVAL_BATCH,
+            ) | igsm.forced_accuracy(
+                fn, forced, context=s * L, filler=filler, vocab=vocab, batch=EVAL_BATCH
             )
     for m in METHODS[1:]:
         out[f"{m}@1"] = out["none@1"]
     return out
+
+
+def forced_problems(scale: str) -> list:
+    """The teacher-forced problems of a scale: fresh 1-operation problems (seed 779)."""
+    n = FORCED_PROBLEMS.get(scale, FORCED_PROBLEMS["cpu"])
+    return igsm.problems(n, seed=779, ops_range=(1, 1), ops=OPS)
 
 
 def tv(p, q) -> float:
@@ -351,7 +369,9 @@ def analyze(cfg: Config, state, corpus) -> dict:
     }
     if task == "arithmetic":
         n = SCALES.get(scale, SCALES["cpu"])["problems"]
-        out["answer"] = accuracies(cfg.model, params, tuple(corpus.vocab), L, n)
+        out["answer"] = accuracies(
+            cfg.model, params, tuple(corpus.vocab), L, n, forced_problems(scale)
+        )
     if task == "retrieval":
         out["retrieval"] = retrieval_accuracies(cfg.model, params, tuple(corpus.vocab), L, scale)
     out["energy"] = energy(cfg, params, corpus, task, scale)
@@ -399,14 +419,17 @@ def analyze_finetuned(cfg: Config, state, corpus) -> dict:
         filler = igsm.encode(
             "".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab
         )
+        fn = lambda x: _forward(cfg.model, params, jnp.asarray(x))  # noqa: E731
         out["answer"] = igsm.answer_accuracy(
-            lambda x: _forward(cfg.model, params, jnp.asarray(x)),
+            fn,
             probs,
             context=n,
             filler=filler,
             max_new=MAX_NEW,
             vocab=vocab,
             batch=EVAL_BATCH,
+        ) | igsm.forced_accuracy(
+            fn, forced_problems(scale), context=n, filler=filler, vocab=vocab, batch=EVAL_BATCH
         )
     if task == "retrieval":
         x, answers, _ = retrieval.examples(
@@ -451,6 +474,11 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
         any_rows = True
         first = zero[0] if zero else next(v for v in tuned.values() if v)[0]["analysis"]
         arith, retr = "answer" in first, "retrieval" in first
+        forced = arith and all(
+            "forced_result" in (r["analysis"].get("answer") or {})
+            for v in tuned.values()
+            for r in v
+        )
         steps = next(v for v in tuned.values() if v)[0]["config"]["train"]["max_steps"]
         lines += [
             f"### {base.name}: fine-tuned {steps} steps at {s}L",
@@ -458,9 +486,14 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
             "| model at "
             + f"{s}L | n | loss | loss beyond L"
             + (" | answer acc | leaf acc" if arith else "")
+            + (" | forced result acc" if forced else "")
             + (" | retrieval acc" if retr else "")
             + " |",
-            "|---|---|---|---" + ("|---|---" if arith else "") + ("|---" if retr else "") + "|",
+            "|---|---|---|---"
+            + ("|---|---" if arith else "")
+            + ("|---" if forced else "")
+            + ("|---" if retr else "")
+            + "|",
         ]
 
         def cells(values):
@@ -476,6 +509,8 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
             out = [_fmt(summ["loss"]["k"]), _fmt(summ["loss_beyond_L"]["k"])]
             if arith:
                 out += [_fmt(summ["accuracy"]["k"]), _fmt(summ["leaf_accuracy"]["k"])]
+            if forced:
+                out.append(_fmt((summ.get("forced_result") or {}).get("k")))
             if retr:
                 out.append(_fmt(summ["retrieval"]["k"]))
             return " | ".join(out)
@@ -503,6 +538,8 @@ def finetune_section(experiment: Experiment, scale: Scale, records: list[dict]) 
             qs = [("loss", lambda x: x["loss"]["all"])]
             if arith:
                 qs.append(("answer acc", lambda x: x["answer"]["accuracy"]))
+            if forced:
+                qs.append(("forced result acc", lambda x: x["answer"]["forced_result"]))
             if retr:
                 qs.append(("retrieval acc", lambda x: x["retrieval"]))
             for label, get in qs:
@@ -552,16 +589,21 @@ def _task_table(per_seed: list[dict], L: int, answers: bool, retr: bool = False)
     if answers:
         hdr += " | " + " | ".join(f"answer acc @ {s}x" for s in FACTORS)
         hdr += " | " + " | ".join(f"leaf acc @ {s}x" for s in FACTORS)
+    summ = summarise(per_seed)
+    forced = answers and "forced_result" in summ
+    if forced:
+        hdr += " | " + " | ".join(f"forced result acc @ {s}x" for s in FACTORS)
     if retr:
         hdr += " | " + " | ".join(f"retrieval acc @ {s}x" for s in FACTORS)
     lines = [hdr + " |", "|" + "---|" * (hdr.count("|"))]
-    summ = summarise(per_seed)
     for m in METHODS:
         row = f"| {m} | " + " | ".join(_fmt(summ["loss"][f"{m}@{s}"]) for s in FACTORS)
         row += " | " + " | ".join(_fmt(summ["loss_beyond_L"][f"{m}@{s}"]) for s in FACTORS[1:])
         if answers:
             row += " | " + " | ".join(_fmt(summ["accuracy"][f"{m}@{s}"]) for s in FACTORS)
             row += " | " + " | ".join(_fmt(summ["leaf_accuracy"][f"{m}@{s}"]) for s in FACTORS)
+        if forced:
+            row += " | " + " | ".join(_fmt(summ["forced_result"][f"{m}@{s}"]) for s in FACTORS)
         if retr:
             row += " | " + " | ".join(_fmt(summ["retrieval"][f"{m}@{s}"]) for s in FACTORS)
         lines.append(row + " |")
@@ -592,6 +634,10 @@ def paired_section(experiment: Experiment, scale: Scale, records: list[dict]) ->
         quantities = [("loss", lambda a, k: a["loss"][k]["all"])]
         if "answer" in an[0]:
             quantities.append(("answer acc", lambda a, k: a["answer"][k]["accuracy"]))
+            if all("forced_result" in a["answer"]["none@1"] for a in an):
+                quantities.append(
+                    ("forced result acc", lambda a, k: a["answer"][k]["forced_result"])
+                )
         if "retrieval" in an[0]:
             quantities.append(("retrieval acc", lambda a, k: a["retrieval"][k]))
         for label, get in quantities:
@@ -687,6 +733,10 @@ def summarise(per_seed: list[dict]) -> dict:
             out["leaf_accuracy"][key] = pb.t_interval(
                 [r["answer"][key]["leaf_accuracy"] for r in per_seed]
             )
+            if all("forced_result" in r["answer"][key] for r in per_seed):
+                out.setdefault("forced_result", {})[key] = pb.t_interval(
+                    [r["answer"][key]["forced_result"] for r in per_seed]
+                )
     if "retrieval" in per_seed[0]:
         for key in per_seed[0]["retrieval"]:
             out["retrieval"][key] = pb.t_interval([r["retrieval"][key] for r in per_seed])
@@ -699,6 +749,8 @@ def summarise(per_seed: list[dict]) -> dict:
 
 
 def _fmt(ci) -> str:
+    if ci is None:
+        return "-"
     if ci["n"] > 1:
         return f"{ci['mean']:.3f} +- {ci['sd']:.3f} [{ci['lo']:.3f}, {ci['hi']:.3f}]"
     return f"{ci['mean']:.3f}"

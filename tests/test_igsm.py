@@ -102,3 +102,52 @@ def test_leaf_copies_counts_lookups():
         count=1,
     )
     assert igsm.leaf_copies(p.prompt, wrong) == (1, 2)
+
+
+def _oracle(vocab_size, corrupt=None):
+    """logits_fn that predicts the true next token of its own input window, except at the
+    positions ``corrupt(x)`` marks (there it predicts token 0)."""
+
+    def fn(x):
+        x = np.asarray(x)
+        nxt = np.concatenate([x[:, 1:], x[:, -1:]], 1)  # the window's own next tokens
+        if corrupt is not None:
+            nxt = np.where(corrupt(x), 0, nxt)
+        out = np.zeros(x.shape + (vocab_size,), np.float32)
+        np.put_along_axis(out, nxt[..., None], 1.0, axis=-1)
+        return out
+
+    return fn
+
+
+def test_forced_accuracy_scores_results_operands_and_answers_separately():
+    from mope_jax.data import igsm
+
+    probs = igsm.problems(20, seed=3, ops_range=(1, 2), ops=("+", "-"))
+    filler = igsm.encode("".join(p.text for p in igsm.problems(50, seed=4)))
+    C = 200
+    # the oracle's last position has no next token in the window: score one beyond it
+    res = igsm.forced_accuracy(_oracle(len(igsm.VOCAB)), probs, context=C, filler=filler)
+    assert res["forced_n"] == 20
+    assert res["forced_operand"] == 1.0 and res["forced_result"] == 1.0
+    assert res["forced_answer"] < 1.0  # the last answer digit is past the oracle's window
+
+    eq = igsm.VOCAB.index("=")
+    digits = [igsm.VOCAB.index(d) for d in "0123456789"]
+
+    def before_a_result(x):
+        # "=21+13=11.": only the '=' after a digit precedes a result; its prediction is broken
+        return (x == eq) & np.isin(np.roll(x, 1, axis=1), digits)
+
+    res = igsm.forced_accuracy(
+        _oracle(len(igsm.VOCAB), before_a_result), probs, context=C, filler=filler
+    )
+    assert res["forced_result"] == 0.0 and res["forced_operand"] == 1.0
+
+
+def test_forced_accuracy_refuses_a_problem_longer_than_the_window():
+    from mope_jax.data import igsm
+
+    probs = igsm.problems(2, seed=3, ops_range=(2, 2))
+    with pytest.raises(ValueError, match="does not fit"):
+        igsm.forced_accuracy(_oracle(len(igsm.VOCAB)), probs, context=20, filler=np.zeros(5))

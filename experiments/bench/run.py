@@ -374,7 +374,9 @@ def config_tasks(s: dict) -> list[dict]:
         tag = "" if r == 1 else f"#{r}"
         for name, (_, ov) in CONFIGS.items():
             jax_args = dict(steps=steps(name), reps=reps(name))
-            if name != "reference-b16":
+            # reference-b16's first round is the reference section's jax/1dev and torch rows
+            first_reused = name == "reference-b16" and r == 1
+            if not first_reused:
                 tasks.append(
                     dict(
                         id=f"cfg/{name}/jax{tag}", task="train", args=dict(overrides=ov, **jax_args)
@@ -394,8 +396,11 @@ def config_tasks(s: dict) -> list[dict]:
                     args=dict(overrides=ov + ["model.compute_dtype=bfloat16"], **jax_args),
                 )
             )
-            if name != "reference-b16":
-                for tid, threads in (("torch", os.cpu_count() or 1), ("torch/1t", 1)):
+            if not first_reused:
+                pytorch = (("torch", os.cpu_count() or 1), ("torch/1t", 1))
+                if name == "reference-b16":  # later rounds: the 2-thread one (the faster)
+                    pytorch = pytorch[:1]
+                for tid, threads in pytorch:
                     tasks.append(
                         dict(
                             id=f"cfg/{name}/{tid}{tag}",
@@ -423,10 +428,10 @@ def config_dp2_tasks(s: dict) -> list[dict]:
     ]
 
 
-def best_round(recs: dict[str, dict], rid: str) -> dict | None:
-    """The result of task ``rid`` or of its later rounds (``rid#2``, ...), the one with the most
-    tokens/s; None if none has a result."""
-    found = [_r(v) for k, v in recs.items() if k == rid or k.startswith(rid + "#")]
+def best_round(recs: dict[str, dict], *rids: str) -> dict | None:
+    """The result of tasks ``rids`` or of their later rounds (``rid#2``, ...), the one with the
+    most tokens/s; None if none has a result."""
+    found = [_r(v) for k, v in recs.items() for rid in rids if k == rid or k.startswith(rid + "#")]
     found = [f for f in found if f is not None]
     return max(found, key=lambda f: f.get("tokens_per_s", 0.0)) if found else None
 
@@ -434,19 +439,13 @@ def best_round(recs: dict[str, dict], rid: str) -> dict | None:
 def config_rows(recs: dict[str, dict], name: str) -> dict[str, dict | None]:
     """The records of one CONFIGS entry: jax, jax-bf16, torch, torch/1t (reference-b16 reuses
     the reference section's)."""
-    if name == "reference-b16":
-        ids = {
-            "jax": "jax/1dev",
-            "jax-bf16": "cfg/reference-b16/jax-bf16",
-            "jax-bhtd": "cfg/reference-b16/jax-bhtd",
-            "jax-dp2": "jax/dp2",
-            "torch": "torch",
-            "torch/1t": "torch/1t",
-        }
-    else:
-        keys = ("jax", "jax-bf16", "jax-bhtd", "jax-dp2", "torch", "torch/1t")
-        ids = {k: f"cfg/{name}/{k}" for k in keys}
-    return {k: best_round(recs, v) for k, v in ids.items()}
+    keys = ("jax", "jax-bf16", "jax-bhtd", "jax-dp2", "torch", "torch/1t")
+    ids = {k: [f"cfg/{name}/{k}"] for k in keys}
+    if name == "reference-b16":  # its round 1 of these is the reference section's
+        for k, ref in (("jax", "jax/1dev"), ("jax-dp2", "jax/dp2"), ("torch", "torch")):
+            ids[k].append(ref)
+        ids["torch/1t"] = ["torch/1t"]
+    return {k: best_round(recs, *v) for k, v in ids.items()}
 
 
 # --------------------------------------------------------------------------- report

@@ -129,8 +129,6 @@ def analyze(cfg: Config, state, corpus) -> dict:
 def advice_section(experiment: Experiment, scale: Scale, records: list[dict]) -> str:
     """Per row: its base, the tool's advice recomputed in each run, copy accuracy; then the
     verdict per data set."""
-    from mope_jax.analysis.stats import paired_t
-
     rows = by_row(records)
     if not rows:
         return ""
@@ -157,24 +155,81 @@ def advice_section(experiment: Experiment, scale: Scale, records: list[dict]) ->
         )
     lines += ["", "Verdict per data set (paired final_val_loss, advised - base 10000):", ""]
     for a, b in PAIRS:
-        ra_, rb = rows.get(a, []), rows.get(b, [])
-        va = {int(r["seed"]): r["final_val_loss"] for r in ra_}
-        vb = {int(r["seed"]): r["final_val_loss"] for r in rb}
-        seeds = sorted(set(va) & set(vb))
-        if len(seeds) < 2:
-            lines.append(f"- `{a}` - `{b}`: untested ({len(seeds)} paired seeds; needs 2+)")
+        v = pair_verdict(rows, a, b)
+        if v is None:
+            n = len(_paired(rows, a, b)[0])
+            lines.append(f"- `{a}` - `{b}`: untested ({n} paired seeds; needs 2+)")
             continue
-        t = paired_t([va[s] for s in seeds], [vb[s] for s in seeds])
-        verdict = (
-            "advice helps"
-            if t.ci_high < 0
-            else ("advice hurts" if t.ci_low > 0 else "no difference resolved")
-        )
+        verdict, t = v
         lines.append(
-            f"- `{a}` - `{b}`: {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] (n {len(seeds)}): "
+            f"- `{a}` - `{b}`: {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] (n {t.n}): "
             f"**{verdict}**"
         )
     return "\n".join(lines)
+
+
+def _paired(rows: dict, a: str, b: str) -> tuple[list[float], list[float]]:
+    va = {int(r["seed"]): r["final_val_loss"] for r in rows.get(a, [])}
+    vb = {int(r["seed"]): r["final_val_loss"] for r in rows.get(b, [])}
+    seeds = sorted(set(va) & set(vb))
+    return [va[s] for s in seeds], [vb[s] for s in seeds]
+
+
+def pair_verdict(rows: dict, a: str, b: str):
+    """(verdict, paired t) of advised row a against default row b; None below 2 paired seeds.
+    The rule fixed before the runs: helps if the 95% interval lies below 0, hurts if above."""
+    from mope_jax.analysis.stats import paired_t
+
+    xa, xb = _paired(rows, a, b)
+    if len(xa) < 2:
+        return None
+    t = paired_t(xa, xb)
+    verdict = (
+        "advice helps"
+        if t.ci_high < 0
+        else ("advice hurts" if t.ci_low > 0 else "no difference resolved")
+    )
+    return verdict, t
+
+
+def _advice_judge(exp: Experiment, by_scale: dict):
+    """Claim R1 from the largest non-smoke scale where both data sets have 2+ paired seeds:
+    reproduced if the advice helps on both, not reproduced otherwise."""
+    from mope_jax import claims as cl
+
+    for sc in reversed(exp.scales):
+        if sc.name == "smoke" or sc.name not in by_scale:
+            continue
+        rows = by_row(by_scale[sc.name])
+        verdicts = [pair_verdict(rows, a, b) for a, b in PAIRS]
+        if any(v is None for v in verdicts):
+            continue
+        ev = "; ".join(
+            f"{a} - {b} {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] ({v}), n {t.n}"
+            for (a, b), (v, t) in zip(PAIRS, verdicts)
+        )
+        ok = all(v == "advice helps" for v, _ in verdicts)
+        return cl.Verdict(
+            "reproduced" if ok else "not reproduced",
+            f"{ev}, scale `{sc.name}`",
+            "RoPE rows: declared causal",
+        )
+    return cl.untested()
+
+
+def _claims():
+    from mope_jax import claims as cl
+
+    return (
+        cl.Claim(
+            "R1",
+            "(ours, beyond paper B) the RoPE base `mope-jax rope-advice` recommends for the data "
+            "and context trains to a lower val loss than base 10000",
+            "no paper number (our tool's prediction)",
+            _advice_judge,
+            "mope-jax campaign run rope_advice_check --scale cpu",
+        ),
+    )
 
 
 EXPERIMENT = Experiment(
@@ -192,6 +247,7 @@ EXPERIMENT = Experiment(
     ),
     analyze=analyze,
     sections=(advice_section,),
+    claims=_claims(),
 )
 
 

@@ -55,3 +55,24 @@ def test_section_flags_a_base_that_is_not_the_advice():
     recs = [_rec("ts-advised", 0, 2.0, 100.0, 110.0)]
     text = rac.advice_section(rac.EXPERIMENT, rac.EXPERIMENT.scales[-1], recs)
     assert "| `ts-advised` | 100 | 110 (W = 1, context) | **no** |" in text
+
+
+def test_claim_r1_needs_both_data_sets_and_both_must_help():
+    exp = rac.EXPERIMENT
+    (claim,) = exp.claims
+
+    def recs(shift_ts, shift_blocks, seeds=3):
+        out = []
+        for s in range(seeds):
+            for base, adv, shift in (
+                ("ts-base10000", "ts-advised", shift_ts),
+                ("blocks-B34-base10000", "blocks-B34-advised", shift_blocks),
+            ):
+                out.append(_rec(base, s, 2.0 + 0.1 * s, 10000.0, 110.0))
+                out.append(_rec(adv, s, 2.0 + 0.1 * s + shift + 0.003 * (s - 1), 110.0, 110.0))
+        return out
+
+    assert claim.judge(exp, {"cpu": recs(-0.05, -0.05)}).verdict == "reproduced"
+    assert claim.judge(exp, {"cpu": recs(-0.05, 0.0)}).verdict == "not reproduced"
+    assert claim.judge(exp, {"cpu": recs(-0.05, -0.05, seeds=1)}).verdict == "untested"
+    assert claim.judge(exp, {"smoke": recs(-0.05, -0.05)}).verdict == "untested"

@@ -19,6 +19,10 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           smoke (10 steps): 6-10 s per run measured (2-core CPU beside a campaign); the
           zero-shot rows of that same smoke command: 11 s (language), 62 s (arithmetic);
           retrieval 17 s and its fine-tunes 9-10 s (smoke, 32 problems per condition).
+          mid (issue 15's scale: every task at L = 256, 4 x 128, 4 heads, dropout 0.1, 2000
+          steps, lr 1e-3 warmup 6% + cosine; fine-tunes 1000 steps at 512, batch 8): declared,
+          not run yet; ~13-15 min per base run at mid's measured step time on this 2-core
+          machine (experiments/paper_a.py), so ~4-5 h for the 27 runs.
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy. In the ledger as
@@ -40,7 +44,8 @@ study is in the sections: the extension table (every method at s = 1, 2, 4; mean
 
 Setup (our choices; the paper's are not public):
   * models: RoPE only (the ``rope`` variant: no position table), 2 layers, width 64, 2 heads
-    (D = 32), no dropout, AdamW lr 3e-3; seeds trained together with mope_jax.sweep;
+    (D = 32), no dropout, AdamW lr 3e-3; seeds trained together with mope_jax.sweep (mid:
+    paper_a.MID's model and schedule, every task at L = 256, FT_STEPS 1000);
   * language: TinyShakespeare characters (first 90% train), trained at L = 64, batch 32;
   * arithmetic: the clean-room iGSM generator (mope_jax.data.igsm), mod 23, op + only (the
     smallest table, 529 facts, so that a tiny model can learn some of it), 1-2 operations,
@@ -112,12 +117,14 @@ OPS = ("+",)
 SCALES = {
     "smoke": dict(seeds=(0,), steps=(20, 20), problems=16),
     "cpu": dict(seeds=(0, 1, 2), steps=(500, 800), problems=32),
+    "mid": dict(seeds=(0, 1, 2), steps=(2000, 2000), problems=32),
 }
-IGSM_CHARS = {"smoke": 60_000, "cpu": 1_000_000}
+# training text per scale: mid trains 2000 x 16 x 256 = 8.2M characters, ~4 passes over 2M
+IGSM_CHARS = {"smoke": 60_000, "cpu": 1_000_000, "mid": 2_000_000}
 RETRIEVAL_L = 128  # the retrieval row's training length (examples of exactly L characters)
-RETRIEVAL_PROBLEMS = {"smoke": 32, "cpu": 500}  # per (method, s): 5 points resolvable at 500
+RETRIEVAL_PROBLEMS = {"smoke": 32, "cpu": 500, "mid": 500}  # per (method, s): 5 points at 500
 # arithmetic, teacher-forced (igsm.forced_accuracy: one forward pass per batch): per (method, s)
-FORCED_PROBLEMS = {"smoke": 32, "cpu": 500}
+FORCED_PROBLEMS = {"smoke": 32, "cpu": 500, "mid": 500}
 
 
 def igsm_file(scale: str) -> Path:
@@ -133,10 +140,11 @@ def igsm_file(scale: str) -> Path:
 
 
 def retrieval_file(scale: str) -> Path:
-    """The retrieval training text of a scale: examples of RETRIEVAL_L characters
-    (deterministic; rewritten only when missing or different, never committed)."""
+    """The retrieval training text of a scale: examples of L characters, L the retrieval row's
+    training length at that scale (deterministic; rewritten only when missing or different,
+    never committed)."""
     path = pb.RUNS / scale / "retrieval_train.txt"
-    text = retrieval.stream(IGSM_CHARS[scale], RETRIEVAL_L, seed=2025)
+    text = retrieval.stream(IGSM_CHARS[scale], bases(scale)["retrieval"][0], seed=2025)
     if not path.is_file() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -144,6 +152,10 @@ def retrieval_file(scale: str) -> Path:
 
 
 MODEL = dict(block_size=64, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + variant "rope"
+# mid (issue 15's scale, experiments.paper_a.MID): T = 256, 4 layers x 128, 4 heads, dropout
+# 0.1, batch 16, lr 1e-3 with 6% warmup and cosine; every task trained at L = 256.
+MID_MODEL = dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1)
+MID_L = 256
 
 
 def _train(steps: int) -> dict:
@@ -156,8 +168,13 @@ def _train(steps: int) -> dict:
 # state, half the batch (the same tokens per step).
 FT_FACTOR = 2
 FT_RULES = ("none", "pi")
-FT_STEPS = {"smoke": 10, "cpu": 200}
+FT_STEPS = {"smoke": 10, "cpu": 200, "mid": 1000}
 BASES = {"language": (64, 32), "arithmetic": (128, 16), "retrieval": (RETRIEVAL_L, 16)}
+
+
+def bases(scale: str) -> dict[str, tuple[int, int]]:
+    """{task: (training length L, batch size)} at a scale (BASES below mid)."""
+    return {t: (MID_L, 16) for t in BASES} if scale == "mid" else BASES
 
 
 def ft_name(base: str, rule: str) -> str:
@@ -167,11 +184,44 @@ def ft_name(base: str, rule: str) -> str:
 def _ft_train(name: str, base: str) -> tuple[str, ...]:
     steps = FT_STEPS[name]
     fields = _train(steps) | dict(lr=1e-3, warmup_steps=10, min_lr=0.0)
-    fields["batch_size"] = BASES[base][1] // FT_FACTOR
-    return tuple(f"train.{k}={v}" for k, v in fields.items())
+    L, batch = bases(name)[base]
+    fields["batch_size"] = batch // FT_FACTOR
+    out = tuple(f"train.{k}={v}" for k, v in fields.items())
+    if name == "mid":  # the row's own lengths are the cpu ones
+        out += (
+            f"model.block_size={FT_FACTOR * L}",
+            f"model.rope_original_length={L}",
+        )
+    return out
+
+
+def _mid_scale() -> Scale:
+    """mid: every task at L = 256 with paper_a.MID's model and schedule (rope variant)."""
+    try:
+        from experiments.paper_a import MID
+    except ImportError:  # run as a script
+        from paper_a import MID
+    data = {
+        "arithmetic": (f"data.path={igsm_file('mid')}",),
+        "retrieval": (f"data.path={retrieval_file('mid')}",),
+    }
+    length = (f"model.block_size={MID_L}", "train.batch_size=16")
+    row_overrides = {base: data[base] + length for base in ("arithmetic", "retrieval")}
+    for base in BASES:
+        for rule in FT_RULES:
+            row_overrides[ft_name(base, rule)] = data.get(base, ()) + _ft_train("mid", base)
+    return Scale(
+        "mid",
+        MID_MODEL,
+        dict(MID["train"]),
+        seeds=len(SCALES["mid"]["seeds"]),
+        row_overrides=row_overrides,
+    )
 
 
 def _scale(name: str) -> Scale:
+    if name == "mid":
+        return _mid_scale()
     lang, arith = SCALES[name]["steps"]
     data = {
         "language": (),
@@ -206,25 +256,28 @@ def _ft_row(base: str, rule: str) -> Row:
             f"model.rope_original_length={L}",
         )
         + (("data.source=text",) if base != "language" else ()),
-        label=f"{base} fine-tuned at {FT_FACTOR}L = {FT_FACTOR * L} with rule {rule}",
+        label=(
+            f"{base} fine-tuned at {FT_FACTOR}L = {FT_FACTOR * L} (mid: {FT_FACTOR * MID_L}) "
+            f"with rule {rule}"
+        ),
         init_from=base,
         analyze=lambda cfg, state, corpus: analyze_finetuned(cfg, state, corpus),
     )
 
 
 ROWS = (
-    Row("language", "rope", label="TinyShakespeare characters, L = 64"),
+    Row("language", "rope", label="TinyShakespeare characters, L = 64 (mid: 256)"),
     Row(
         "arithmetic",
         "rope",
         ("model.block_size=128", "train.batch_size=16", "data.source=text"),
-        label="iGSM mod-23 arithmetic (op +), L = 128",
+        label="iGSM mod-23 arithmetic (op +), L = 128 (mid: 256)",
     ),
     Row(
         "retrieval",
         "rope",
         (f"model.block_size={RETRIEVAL_L}", "train.batch_size=16", "data.source=text"),
-        label=f"key-value retrieval, query at the end, L = {RETRIEVAL_L}",
+        label=f"key-value retrieval, query at the end, L = {RETRIEVAL_L} (mid: {MID_L})",
     ),
 ) + tuple(_ft_row(base, rule) for base in BASES for rule in FT_RULES)
 

@@ -22,7 +22,7 @@ def test_declaration_keeps_the_single_script_settings():
     ft = [f"{b}-ft-{rule}" for b in bases for rule in ("none", "pi")]
     assert [r.name for r in exp.rows] == [*bases, *ft]
     assert [exp.row(n).init_from for n in ft] == [b for b in bases for _ in range(2)]
-    assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 3)]
+    assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 3), ("mid", 3)]
     cfg = {}
     for s in exp.scales:
         data = data_fields(exp, s, REPO)
@@ -39,7 +39,9 @@ def test_declaration_keeps_the_single_script_settings():
     )
     assert (arith.train.eval_interval, arith.train.warmup_steps) == (200, 50)
     assert (lang.train.eval_interval, lang.train.lr) == (125, 3e-3)
-    for c in cfg.values():
+    for (scale, _), c in cfg.items():
+        if scale == "mid":
+            continue
         m = c.model
         assert (m.n_layer, m.n_head, m.n_embd, m.dropout) == (2, 2, 64, 0.0)
         assert (m.pos_encoding, m.qk_position) == ("none", "rope")
@@ -54,6 +56,19 @@ def test_declaration_keeps_the_single_script_settings():
             assert (c.train.batch_size, c.train.max_steps, c.train.lr) == (bsz // 2, 200, 1e-3)
             assert (c.train.warmup_steps, c.train.min_lr) == (10, 0.0)
             assert c.data == cfg[("cpu", base)].data
+    # mid: every task at L = 256 with paper_a.MID's model and schedule; fine-tunes at 512
+    for base in ("language", "arithmetic", "retrieval"):
+        c = cfg[("mid", base)]
+        m = c.model
+        assert (m.block_size, m.n_layer, m.n_head, m.n_embd, m.dropout) == (256, 4, 4, 128, 0.1)
+        assert (c.train.batch_size, c.train.max_steps, c.train.lr) == (16, 2000, 1e-3)
+        assert c.data == cfg[("mid", base)].data and ("mid" in c.data.path) == (base != "language")
+        for rule in ("none", "pi"):
+            f = cfg[("mid", f"{base}-ft-{rule}")]
+            assert (f.model.block_size, f.model.rope_original_length) == (512, 256)
+            assert (f.model.rope_scaling, f.model.n_layer, f.model.dropout) == (rule, 4, 0.1)
+            assert (f.train.batch_size, f.train.max_steps) == (8, 1000)
+            assert f.data == c.data
     smoke = cfg[("smoke", "arithmetic")]
     assert smoke.train.max_steps == 20 and "smoke" in smoke.data.path
     assert "## Context extension" not in render_campaign(exp, "cpu", [])

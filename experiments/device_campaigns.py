@@ -1,0 +1,143 @@
+"""Campaigns on a borrowed accelerator: run several campaigns under one time budget and bring
+their new records back as one archive (for a GPU/TPU lent for minutes, not hours).
+
+Command (on the accelerator machine, in a checkout of this repository):
+          python -m experiments.device_campaigns --out DIR --minutes 9 \\
+              [--corpus .corpus/input.txt] paper_a:mid fourierqk:mid omega_sigma_control:mid
+          then here: tar -xzf DIR/records.tar.gz && mope-jax report --regenerate experiments/results
+Writes:   DIR/records.tar.gz (every record file the campaigns wrote or changed, paths relative to
+          the repository root), DIR/device_campaigns.log (each campaign's output) and
+          DIR/device_campaigns.json (the plan, what ran, the device and versions).
+
+Each ``EXPERIMENT:SCALE`` is ``mope-jax campaign run EXPERIMENT --scale SCALE`` with the budget
+that is left (``--budget-minutes``: a campaign stops at a run boundary, so a record is either
+complete or absent); the campaigns run in the order given, until the budget is spent. The
+records are ordinary campaign records: ``mope-jax campaign status`` and ``report`` treat them
+like records trained here, and their provenance names the device. ``../shared`` does not travel
+to a borrowed machine: copy TinyShakespeare into a git-ignored folder of the checkout (never
+commit it), carry it, and pass ``--corpus``; records identify the corpus by content, not path.
+
+Numerics: float32 matmuls run at full float32 precision (``JAX_DEFAULT_MATMUL_PRECISION=highest``
+unless already set): on GPUs JAX's default is TF32 for float32 matmuls, which would make a
+device record a lower-precision model than the CPU records beside it. Records from another
+backend are not bitwise equal to CPU ones (different kernels); a seed is one run on one
+machine, so a row may mix machines, and each record says which.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path("experiments") / "results"
+
+
+def parse_jobs(items: list[str]) -> list[tuple[str, str]]:
+    """``EXPERIMENT:SCALE`` -> (experiment, scale); one clear error for anything else."""
+    jobs = []
+    for item in items:
+        name, sep, scale = item.partition(":")
+        if not sep or not name or not scale:
+            raise SystemExit(
+                f"error: {item!r} is not EXPERIMENT:SCALE (e.g. paper_a:mid); "
+                "`mope-jax campaign status EXPERIMENT --scale S` lists what a campaign plans"
+            )
+        jobs.append((name, scale))
+    return jobs
+
+
+def record_files(root: Path) -> dict[str, int]:
+    """{path relative to root: mtime in ns} of every campaign record under root."""
+    base = root / RESULTS
+    return {
+        str(p.relative_to(root)): p.stat().st_mtime_ns
+        for p in sorted(base.glob("*/*/records/*/*.json"))
+    }
+
+
+def changed(before: dict[str, int], after: dict[str, int]) -> list[str]:
+    """Record paths that are new or rewritten since ``before``."""
+    return sorted(p for p, t in after.items() if before.get(p) != t)
+
+
+def pack(root: Path, paths: list[str], out: Path) -> Path:
+    """Write ``out`` (a .tar.gz) holding ``paths`` relative to ``root``."""
+    with tarfile.open(out, "w:gz") as tar:
+        for p in paths:
+            tar.add(root / p, arcname=p)
+    return out
+
+
+def run_campaign(root: Path, name: str, scale: str, minutes: float, log, corpus=None) -> int:
+    """``mope-jax campaign run`` in a child process (its output appended to ``log``)."""
+    cmd = [sys.executable, "-m", "mope_jax", "campaign", "run", name, "--scale", scale]
+    cmd += ["--root", str(root), "--budget-minutes", f"{minutes:.2f}", "--no-progress"]
+    if corpus is not None:
+        cmd += ["--corpus", str(corpus)]
+    log.write(f"$ {' '.join(cmd)}\n")
+    log.flush()
+    return subprocess.run(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT).returncode
+
+
+def device_summary() -> dict:
+    import jax
+
+    return {
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in jax.devices()],
+        "jax": jax.__version__,
+        "matmul_precision": os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"),
+    }
+
+
+def main(argv=None, *, runner=run_campaign) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("jobs", nargs="+", help="EXPERIMENT:SCALE, run in this order")
+    ap.add_argument("--out", required=True, type=Path, help="folder for the archive and log")
+    ap.add_argument("--minutes", type=float, required=True, help="budget for all campaigns")
+    ap.add_argument("--root", type=Path, default=ROOT, help="repository root")
+    ap.add_argument("--corpus", type=Path, help="TinyShakespeare's input.txt, if not in ../shared")
+    args = ap.parse_args(argv)
+    jobs = parse_jobs(args.jobs)
+    if args.minutes <= 0:
+        raise SystemExit("error: --minutes must be > 0")
+    os.environ.setdefault("JAX_DEFAULT_MATMUL_PRECISION", "highest")
+    root = args.root.resolve()
+    args.out.mkdir(parents=True, exist_ok=True)
+    before = record_files(root)
+    t0, done = time.monotonic(), []
+    with open(args.out / "device_campaigns.log", "a") as log:
+        for name, scale in jobs:
+            left = args.minutes - (time.monotonic() - t0) / 60
+            if left <= 0.5:
+                break
+            rc = runner(root, name, scale, left, log, args.corpus)
+            done.append({"experiment": name, "scale": scale, "returncode": rc})
+    new = changed(before, record_files(root))
+    if new:
+        pack(root, new, args.out / "records.tar.gz")
+    summary = {
+        "jobs": [f"{n}:{s}" for n, s in jobs],
+        "ran": done,
+        "minutes": round((time.monotonic() - t0) / 60, 2),
+        "records": new,
+        "device": device_summary(),
+    }
+    (args.out / "device_campaigns.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(
+        f"{len(new)} records in {args.out / 'records.tar.gz'} after {summary['minutes']} min"
+        if new
+        else f"no new records after {summary['minutes']} min"
+    )
+    return summary
+
+
+if __name__ == "__main__":
+    main()

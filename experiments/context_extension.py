@@ -838,41 +838,31 @@ def _acc_ft(a):
     return a["answer"]["forced_result"]
 
 
-def _judge_language(exp: Experiment, by_scale: dict):
-    """B3: reproduced iff pi - none of the language loss lies below 0 in every protocol."""
-    from mope_jax import claims as cl
+def _below_zero_judge(task: str, get_zero, get_ft, what: str):
+    """A judge: reproduced iff pi - none of ``what`` on ``task`` lies below 0 in every protocol
+    (B3: the language loss; B5: the arithmetic forced result accuracy)."""
 
-    found = _deciding(exp, by_scale, "language")
-    if found is None:
-        return cl.untested()
-    scale, recs = found
-    diffs = _zero_ft_diffs(recs, "language", _loss_zero, _loss_ft)
-    ok = all(t.ci_high < 0 for _, t in diffs)
-    ev = "; ".join(_ci(p, t, "loss") for p, t in diffs)
-    return cl.Verdict(
-        "reproduced" if ok else "not reproduced",
-        f"{ev}; {_extrapolation(recs, 'language')}; scale `{scale}`",
-        "language*: declared causal (RoPE)",
-    )
+    def judge(exp: Experiment, by_scale: dict):
+        from mope_jax import claims as cl
+
+        found = _deciding(exp, by_scale, task)
+        if found is None:
+            return cl.untested()
+        scale, recs = found
+        diffs = _zero_ft_diffs(recs, task, get_zero, get_ft)
+        ok = all(t.ci_high < 0 for _, t in diffs)
+        ev = "; ".join(_ci(p, t, what) for p, t in diffs)
+        return cl.Verdict(
+            "reproduced" if ok else "not reproduced",
+            f"{ev}; {_extrapolation(recs, task)}; scale `{scale}`",
+            f"{task}*: declared causal (RoPE)",
+        )
+
+    return judge
 
 
-def _judge_arithmetic(exp: Experiment, by_scale: dict):
-    """B5: reproduced iff pi - none of the forced result accuracy lies below 0 in every
-    protocol."""
-    from mope_jax import claims as cl
-
-    found = _deciding(exp, by_scale, "arithmetic")
-    if found is None:
-        return cl.untested()
-    scale, recs = found
-    diffs = _zero_ft_diffs(recs, "arithmetic", _acc_zero, _acc_ft)
-    ok = all(t.ci_high < 0 for _, t in diffs)
-    ev = "; ".join(_ci(p, t, "forced result accuracy") for p, t in diffs)
-    return cl.Verdict(
-        "reproduced" if ok else "not reproduced",
-        f"{ev}; {_extrapolation(recs, 'arithmetic')}; scale `{scale}`",
-        "arithmetic*: declared causal (RoPE)",
-    )
+_judge_language = _below_zero_judge("language", _loss_zero, _loss_ft, "loss")
+_judge_arithmetic = _below_zero_judge("arithmetic", _acc_zero, _acc_ft, "forced result accuracy")
 
 
 def _judge_perplexity(exp: Experiment, by_scale: dict):

@@ -156,6 +156,17 @@ MODEL = dict(block_size=64, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + va
 # 0.1, batch 16, lr 1e-3 with 6% warmup and cosine; every task trained at L = 256.
 MID_MODEL = dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1)
 MID_L = 256
+# = experiments.paper_a.MID['train'] (tests check it); not imported, so this module runs alone
+MID_TRAIN = dict(
+    batch_size=16,
+    max_steps=2000,
+    lr=1e-3,
+    warmup_steps=120,
+    eval_batches=50,
+    eval_interval=500,
+    checkpoint_interval=500,
+    log_interval=100,
+)
 
 
 def _train(steps: int) -> dict:
@@ -197,10 +208,6 @@ def _ft_train(name: str, base: str) -> tuple[str, ...]:
 
 def _mid_scale() -> Scale:
     """mid: every task at L = 256 with paper_a.MID's model and schedule (rope variant)."""
-    try:
-        from experiments.paper_a import MID
-    except ImportError:  # run as a script
-        from paper_a import MID
     data = {
         "arithmetic": (f"data.path={igsm_file('mid')}",),
         "retrieval": (f"data.path={retrieval_file('mid')}",),
@@ -213,7 +220,7 @@ def _mid_scale() -> Scale:
     return Scale(
         "mid",
         MID_MODEL,
-        dict(MID["train"]),
+        dict(MID_TRAIN),
         seeds=len(SCALES["mid"]["seeds"]),
         row_overrides=row_overrides,
     )

@@ -57,6 +57,10 @@ def test_declaration_keeps_the_single_script_settings():
             assert (c.train.warmup_steps, c.train.min_lr) == (10, 0.0)
             assert c.data == cfg[("cpu", base)].data
     # mid: every task at L = 256 with paper_a.MID's model and schedule; fine-tunes at 512
+    from experiments import context_extension as ce
+    from experiments.paper_a import MID
+
+    assert ce.MID_TRAIN == MID["train"] and ce.MID_MODEL == MID["model"]
     for base in ("language", "arithmetic", "retrieval"):
         c = cfg[("mid", base)]
         m = c.model

@@ -19,10 +19,15 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           smoke (10 steps): 6-10 s per run measured (2-core CPU beside a campaign); the
           zero-shot rows of that same smoke command: 11 s (language), 62 s (arithmetic);
           retrieval 17 s and its fine-tunes 9-10 s (smoke, 32 problems per condition).
+          cpu as a campaign (2026-12-01, `mope-jax campaign run context_extension --scale cpu`,
+          AVX2 2-core EPYC, its printed row times): language 68 s, arithmetic 638 s, retrieval
+          192 s per 3-seed row; fine-tune rows 37-81 s; ~25 min for all 27 runs.
           mid (issue 15's scale: every task at L = 256, 4 x 128, 4 heads, dropout 0.1, 2000
           steps, lr 1e-3 warmup 6% + cosine; fine-tunes 1000 steps at 512, batch 8): declared,
-          not run yet; ~13-15 min per base run at mid's measured step time on this 2-core
-          machine (experiments/paper_a.py), so ~4-5 h for the 27 runs.
+          not run yet. Estimate, not a measurement of this campaign: paper_a's mid records took
+          4476-4564 s per 3-seed row of the same model beside other work (train_seconds in
+          experiments/results/paper_a/mid/records), so ~75 min per base row here and several
+          hours for the whole scale.
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy. In the ledger as

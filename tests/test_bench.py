@@ -76,6 +76,18 @@ def test_summary_arithmetic_and_report():
         "cfg/nanogpt-char/jax-bf16": {"result": {"tokens_per_s": 1800.0, "step_s": 0.5}},
         "cfg/nanogpt-char/torch": {"result": {"tokens_per_s": 1000.0, "step_s": 1.0}},
         "cfg/nanogpt-char/torch/1t": {"result": {"tokens_per_s": 600.0, "step_s": 1.0}},
+        "profile/nanogpt-char": {
+            "result": {
+                "overrides": ["model.n_layer=4"],
+                "total_ms": 10.0,
+                "share": {
+                    "dense matmuls (Dense layers, LM head, and their gradients)": 0.5,
+                    "attention matmuls (q k^T, A V and their gradients)": 0.3,
+                    "other (elementwise, softmax, layout copies, optimizer)": 0.2,
+                },
+                "attention_flop_share": 0.1,
+            }
+        },
         "variant/learned": {
             "result": {"causal": True, "tokens_per_s": 10.0, "compile_s": 1.0, "xla_temp_mb": 1.0}
         },
@@ -124,6 +136,19 @@ def test_summary_arithmetic_and_report():
     assert "bench_test.json" in text and "Missed targets" in text
     assert "| f32_vs_torch>=1.0 @nanogpt-char | 0.90 | **no** | 10% |" in text
     assert "| nanoGPT's character config" in md
+    # the nanoGPT-char profile: its table, and attention time next to attention FLOPs
+    assert "## Profile of one training step: nanoGPT's character config" in md
+    note = "The attention's batched matmuls took 30% of the op time for 10% of the model FLOPs."
+    assert note in md and note in text
+
+
+def test_attention_flop_share_counts_the_two_einsums():
+    # nanoGPT-char: per token and layer q k^T and A V cost 2 T E each, forward
+    t, e, n_layer, v = 128, 128, 4, 65
+    fwd = 24 * e * e * n_layer + 2 * e * v + 4 * t * e * n_layer
+    share = measure.attention_flop_share(n_layer, e, t, v)
+    assert share == pytest.approx(4 * t * e * n_layer / fwd)
+    assert 0.14 < share < 0.15
 
 
 @pytest.mark.slow

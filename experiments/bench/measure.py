@@ -36,6 +36,13 @@ def train_flops_per_token(n_layer: int, n_embd: int, block_size: int, vocab_size
     return 3.0 * fwd
 
 
+def attention_flop_share(n_layer: int, n_embd: int, block_size: int, vocab_size: int) -> float:
+    """The share of :func:`train_flops_per_token` in the attention's q k^T and A V products
+    (4 T E per token and layer, forward; the backward keeps the 1:2 ratio of the rest)."""
+    attn = 4 * block_size * n_embd * n_layer
+    return 3.0 * attn / train_flops_per_token(n_layer, n_embd, block_size, vocab_size)
+
+
 def best_time(fn: Callable[[], Any], reps: int) -> tuple[float, list[float]]:
     """Run fn() reps times (it must block); return (min seconds, all seconds)."""
     times = []
@@ -270,9 +277,11 @@ def task_attention(batch: int, heads: int, t: int, head_dim: int, reps: int) -> 
 
 def task_profile(overrides: list[str]) -> dict:
     """Per-operation time of one training step from a jax.profiler trace (needs
-    XLA_FLAGS=--xla_cpu_enable_xprof_traceme=true), grouped: matmuls (YNNPACK fusions and
-    dots), dropout random bits (ops whose source is jax.random), other. Profiling slows the
-    step; the shares, not the times, are the result."""
+    XLA_FLAGS=--xla_cpu_enable_xprof_traceme=true), grouped: dense matmuls and the attention's
+    batched matmuls (YNNPACK fusions and dots, told apart by the einsum in their source),
+    dropout random bits (ops whose source is jax.random), other. Profiling slows the step; the
+    shares, not the times, are the result. ``attention_flop_share``: the attention matmuls'
+    share of the step's model FLOPs (measure.py's count), to set beside their time share."""
     import collections
     import glob
     import gzip
@@ -324,7 +333,12 @@ def task_profile(overrides: list[str]) -> dict:
             continue  # while thunks only wrap their body's thunks, which are counted
         src = origin[name] + inside.get(calls.get(name, ""), "")
         if name.startswith(("ynn_fusion", "dot", "custom-call")) or "dot_general" in origin[name]:
-            group = "matmuls"
+            # the attention's batched products q k^T and A V are einsums with a (B,H,T,S) side
+            group = (
+                "attention matmuls (q k^T, A V and their gradients)"
+                if "BHTS" in origin[name]
+                else "dense matmuls (Dense layers, LM head, and their gradients)"
+            )
         elif any(
             w in src for w in ("random_bits", "threefry", "_bernoulli", "_uniform", "random_wrap")
         ):
@@ -333,10 +347,14 @@ def task_profile(overrides: list[str]) -> dict:
             group = "other (elementwise, softmax, layout copies, optimizer)"
         groups[group] += e.get("dur", 0)
     total = sum(groups.values())
+    m = cfg.model
     return {
         "overrides": overrides,
         "total_ms": total / 1e3,
         "share": {k: v / total for k, v in groups.most_common()} if total else {},
+        "attention_flop_share": attention_flop_share(
+            m.n_layer, m.n_embd, m.block_size, m.vocab_size
+        ),
     }
 
 

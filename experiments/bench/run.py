@@ -35,11 +35,6 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments" / "results" / "bench"
 DP2 = "--xla_force_host_platform_device_count=2"
 PROFILE = "--xla_cpu_enable_xprof_traceme=true"
-PROFILE_SECTION = (
-    "where the time goes: profile of one reference step (batch 2)",
-    PROFILE,
-    [{"id": "profile", "task": "profile", "args": {"overrides": ["train.batch_size=2"]}}],
-)
 
 # Sizes. quick fits in ~4 minutes on 2 cores; full is the same protocol, longer.
 SIZES = {
@@ -130,6 +125,26 @@ CONFIGS = {
     "mid": ("mid scale: 4 x 128, T=256, 4 heads, batch 16, dropout 0.1", MID),
 }
 CAUSAL_FILTER = "causal-gauss"
+PROFILE_SECTION = (
+    "where the time goes: profiles of one reference step (batch 2) and one nanoGPT-char step",
+    PROFILE,
+    [
+        {"id": "profile", "task": "profile", "args": {"overrides": ["train.batch_size=2"]}},
+        {"id": "profile/nanogpt-char", "task": "profile", "args": {"overrides": NANOGPT_CHAR}},
+    ],
+)
+PROFILES = {"profile": "the reference model", "profile/nanogpt-char": "nanoGPT's character config"}
+
+
+def _attention_note(prof: dict) -> str:
+    """The attention matmuls' share of op time next to their share of the model FLOPs."""
+    t = sum(v for k, v in prof["share"].items() if k.startswith("attention matmuls"))
+    return (
+        f"The attention's batched matmuls took {100 * t:.0f}% of the op time for "
+        f"{100 * prof['attention_flop_share']:.0f}% of the model FLOPs."
+    )
+
+
 # reference-model rows: id -> label; "same numerics" rows compute what the defaults compute
 REF_ROWS = {
     "jax/1dev/rolled": "JAX, 1 device, JAX's own CPU threefry lowering (as before issue 8)",
@@ -689,17 +704,22 @@ def markdown(doc: dict, note: str = "") -> str:
         ]
         for k, v in att["results"].items():
             L.append(f"| {k} | {_fmt(v['ms'], 2)} |")
-    prof = _r(recs.get("profile"))
-    if prof:
+    for pid, what in PROFILES.items():
+        prof = _r(recs.get(pid))
+        if not prof:
+            continue
         L += [
             "",
-            f"## Profile of one training step ({prof['overrides']}, jax.profiler, 1 device)",
+            f"## Profile of one training step: {what} ({prof['overrides']}, jax.profiler, "
+            "1 device)",
             "",
             "| group | share of op time |",
             "|---|---:|",
         ]
         for k, v in prof["share"].items():
             L.append(f"| {k} | {100 * v:.1f}% |")
+        if "attention_flop_share" in prof:
+            L += ["", _attention_note(prof)]
     spec = _r(recs.get("spectral"))
     if spec:
         L += [
@@ -828,6 +848,7 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
             )
     mlp = (_r(recs.get("mlp")) or {}).get("results", {})
     prof = _r(recs.get("profile"))
+    pchar = _r(recs.get("profile/nanogpt-char"))
     L += [
         "",
         "## What was measured and tried",
@@ -842,7 +863,15 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
             else " (not measured in this run)."
         )
         + " The random bits are threefry's rounds over a (B,H,T,T) uint32 array per layer for the "
-        "attention-dropout masks; the profiled step uses the default (unrolled) lowering.",
+        "attention-dropout masks; the profiled step uses the default (unrolled) lowering."
+        + (
+            " The same for one step at nanoGPT's character config: "
+            + ", ".join(f"{k} {100 * v:.0f}%" for k, v in pchar["share"].items())
+            + ". "
+            + _attention_note(pchar)
+            if pchar
+            else ""
+        ),
         "* **threefry on CPU**: JAX lowers its PRNG on CPU as a rolled `while` loop (one pass over "
         "the array per iteration); `mope_jax.perf.fast_cpu_threefry` (called by `make_train`) "
         "registers the unrolled lowering JAX uses on GPU/TPU: the same bits (tests/test_perf.py "
@@ -971,16 +1000,22 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
         if any(k.startswith("f32_vs_torch") for k in miss):
             L.append(
                 "The sizes we train (issue 14): tried as listed above (2-D Dense, attention "
-                "layout, flags, bf16). In a per-op profile of the nanoGPT-char step (scratch, "
-                "quiet machine) the dense matmuls ran near the measured peak, and what is left is "
-                "the attention's batched dots (128 small (128 x 32) x (32 x 128) products per "
-                "layer, about a quarter of the step at a seventh of its FLOPs), their "
-                "softmax/transposes, and the LayerNorm/GELU elementwise passes. The same step on 2 "
+                "layout, flags, bf16); the profiles above say where the nanoGPT-char step's time "
+                "goes. Also tried and dropped (scratch A/B, 2026-12-01, Intel Xeon with AVX-512 "
+                "and AMX): drawing the attention-dropout bits only on the causal triangle (rows "
+                "i and T-1-i packed into one, half the threefry work; the masks equal "
+                "`jax.random.bernoulli`'s where they matter): the packed mask no longer fuses "
+                "into its consumers and the step got slower at the reference and `mid` sizes, "
+                "and the gradients differed at float32 rounding (XLA fused the backward "
+                "differently); oneDNN, XNNPACK and YNNPACK-off XLA flags at nanoGPT-char: no "
+                "gain there either. The same step on 2 "
                 "host devices (batch sharded, `mope-jax sweep --data-parallel 2`) is the row "
                 "`jax/dp2` of the reference table. This machine is shared: the same JAX "
                 "measurement varied by ~20% between runs minutes apart, which is why the rows "
                 "above are the best of alternating rounds. Not tried for lack of time: a fused "
-                "LayerNorm backward, a custom-VJP softmax, Eigen instead of YNNPACK per dot shape."
+                "LayerNorm backward, a custom-VJP softmax, computing only the causal key blocks "
+                "(changes the sums' order, so every record), Eigen instead of YNNPACK per dot "
+                "shape."
             )
         if any(k.startswith(("mfu", "jax_vs")) for k in miss):
             L.append(

@@ -50,7 +50,7 @@ study is in the sections: the extension table (every method at s = 1, 2, 4; mean
 Setup (our choices; the paper's are not public):
   * models: RoPE only (the ``rope`` variant: no position table), 2 layers, width 64, 2 heads
     (D = 32), no dropout, AdamW lr 3e-3; seeds trained together with mope_jax.sweep (mid:
-    paper_a.MID's model and schedule, every task at L = 256, FT_STEPS 1000);
+    experiments/_scales.MID's model and schedule, every task at L = 256, FT_STEPS 1000);
   * language: TinyShakespeare characters (first 90% train), trained at L = 64, batch 32;
   * arithmetic: the clean-room iGSM generator (mope_jax.data.igsm), mod 23, op + only (the
     smallest table, 529 facts, so that a tiny model can learn some of it), 1-2 operations,
@@ -102,9 +102,10 @@ from mope_jax.encodings.rope import extend_context
 from mope_jax.model import GPT
 
 try:
-    from experiments import _paper_b as pb
+    from experiments import _paper_b as pb, _scales
 except ImportError:  # run as a script
     import _paper_b as pb
+    import _scales
 
 SHAKESPEARE = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
@@ -157,21 +158,11 @@ def retrieval_file(scale: str) -> Path:
 
 
 MODEL = dict(block_size=64, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + variant "rope"
-# mid (issue 15's scale, experiments.paper_a.MID): T = 256, 4 layers x 128, 4 heads, dropout
+# mid (issue 15's scale, experiments/_scales.py): T = 256, 4 layers x 128, 4 heads, dropout
 # 0.1, batch 16, lr 1e-3 with 6% warmup and cosine; every task trained at L = 256.
-MID_MODEL = dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1)
-MID_L = 256
-# = experiments.paper_a.MID['train'] (tests check it); not imported, so this module runs alone
-MID_TRAIN = dict(
-    batch_size=16,
-    max_steps=2000,
-    lr=1e-3,
-    warmup_steps=120,
-    eval_batches=50,
-    eval_interval=500,
-    checkpoint_interval=500,
-    log_interval=100,
-)
+MID_MODEL = dict(_scales.MID["model"])
+MID_L = MID_MODEL["block_size"]
+MID_TRAIN = dict(_scales.MID["train"])
 
 
 def _train(steps: int) -> dict:
@@ -212,7 +203,7 @@ def _ft_train(name: str, base: str) -> tuple[str, ...]:
 
 
 def _mid_scale() -> Scale:
-    """mid: every task at L = 256 with paper_a.MID's model and schedule (rope variant)."""
+    """mid: every task at L = 256 with _scales.MID's model and schedule (rope variant)."""
     data = {
         "arithmetic": (f"data.path={igsm_file('mid')}",),
         "retrieval": (f"data.path={retrieval_file('mid')}",),

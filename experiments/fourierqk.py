@@ -50,7 +50,7 @@ import numpy as np
 if not __package__:  # run as a file: sys.path[0] is experiments/, put the repository root first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.paper_a import MID  # noqa: E402
+from experiments._scales import MID  # noqa: E402
 from mope_jax.analysis import diagnostics as dg  # noqa: E402
 from mope_jax.analysis.stats import summarize  # noqa: E402
 from mope_jax.attention import spectral  # noqa: E402

@@ -57,7 +57,8 @@ import numpy as np
 if not __package__:  # run as a file: sys.path[0] is experiments/, put the repository root first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.paper_a import MID, t_interval  # noqa: E402
+from experiments._scales import MID  # noqa: E402
+from experiments.paper_a import t_interval  # noqa: E402
 from mope_jax import claims as cl  # noqa: E402
 from mope_jax.analysis import spectra  # noqa: E402
 from mope_jax.analysis.report import rendered_note  # noqa: E402

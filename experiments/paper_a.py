@@ -46,6 +46,11 @@ from mope_jax.analysis.stats import summarize
 from mope_jax import claims as cl
 from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row, contrast
 
+try:
+    from experiments import _scales
+except ImportError:  # run as a script
+    import _scales
+
 ROWS = [  # (variant, paper's label, paper's val loss or None)
     ("a-baseline", "learned PE (baseline)", 1.474),
     ("a-sincos", "sin/cos", 1.5863),
@@ -79,25 +84,9 @@ SCALES = {
 }
 
 
-# "mid" (issue 15): the papers' context T=256 and dropout 0.1, 4 layers x 4 heads of width 128,
-# 2000 steps x 16 windows (8.2M tokens, ~8 epochs of the train split), the papers' schedule
-# shape (linear warmup over 6% of the steps, as 300 of 5000, then cosine to 0) at lr 1e-3 for
-# the smaller width (nanoGPT's character model uses 1e-3 at width 128 and 384). ~0.8M
-# parameters; evaluated every 500 steps on 50 random val batches. Shared with paper C
-# (experiments/fourierqk.py, which adds its recipe).
-MID = dict(
-    model=dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1),
-    train=dict(
-        batch_size=16,
-        max_steps=2000,
-        lr=1e-3,
-        warmup_steps=120,
-        eval_batches=50,
-        eval_interval=500,
-        checkpoint_interval=500,
-        log_interval=100,
-    ),
-)
+# "mid" (issue 15): experiments/_scales.py (shared with paper C, the omega*sigma control and
+# paper B's context extension).
+MID = _scales.MID
 
 
 def _once_at_the_end(train: dict) -> dict:

@@ -56,13 +56,13 @@ def test_declaration_keeps_the_single_script_settings():
             assert (c.train.batch_size, c.train.max_steps, c.train.lr) == (bsz // 2, 200, 1e-3)
             assert (c.train.warmup_steps, c.train.min_lr) == (10, 0.0)
             assert c.data == cfg[("cpu", base)].data
-    # mid: every task at L = 256 with paper_a.MID's model and schedule; fine-tunes at 512
-    from experiments import context_extension as ce
-    from experiments.paper_a import MID
+    # mid: every task at L = 256 with the shared mid model and schedule; fine-tunes at 512
+    from experiments._scales import MID
 
-    assert ce.MID_TRAIN == MID["train"] and ce.MID_MODEL == MID["model"]
     for base in ("language", "arithmetic", "retrieval"):
         c = cfg[("mid", base)]
+        assert {k: getattr(c.train, k) for k in MID["train"]} == MID["train"]
+        assert {k: getattr(c.model, k) for k in MID["model"]} == MID["model"]
         m = c.model
         assert (m.block_size, m.n_layer, m.n_head, m.n_embd, m.dropout) == (256, 4, 4, 128, 0.1)
         assert (c.train.batch_size, c.train.max_steps, c.train.lr) == (16, 2000, 1e-3)
@@ -82,7 +82,7 @@ def test_declaration_keeps_the_single_script_settings():
 def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "_paper_b.py", "context_extension.py"):
+    for f in ("__init__.py", "_paper_b.py", "_scales.py", "context_extension.py"):
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
     # the shared TinyShakespeare beside the root, as in a checkout (the language row's corpus
     # and the arithmetic model's other domain)

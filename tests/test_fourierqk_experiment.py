@@ -35,7 +35,7 @@ def test_declaration_carries_paper_c_recipe_at_every_scale():
 def test_smoke_campaign_records_audit_and_diagnostics(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "paper_a.py", "fourierqk.py"):
+    for f in ("__init__.py", "_scales.py", "paper_a.py", "fourierqk.py"):
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
     argv = ["campaign", "run", "fourierqk", "--scale", "smoke", "--rows", "learned,fourier-qk"]
     rc = main([*argv, "--root", str(root), "--corpus", str(shakespeare_path), "--no-progress"])

@@ -103,7 +103,7 @@ def test_a5_left_paper_a():
 def test_smoke_campaign_two_rows(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "paper_a.py", "omega_sigma_control.py"):
+    for f in ("__init__.py", "_scales.py", "paper_a.py", "omega_sigma_control.py"):
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
     rows = "mope-wd_on-init_boundary-clamp,mope-wd_off-init_off-none"
     argv = ["campaign", "run", "omega_sigma_control", "--scale", "smoke", "--rows", rows]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import jax
 import pytest
 
@@ -211,3 +213,26 @@ def test_gpu_benchmark_script_runs_at_toy_size(tmp_path):
     assert set(r["sweep"]["results"]) == {"run/R=1", "vmap/R=1", "vmap/R=2"}
     md = (tmp_path / "gpu_tiny.md").read_text()
     assert "| MFU (model FLOPs/s / the peak of the same dtype) |" in md and "| vmap/R=2 |" in md
+
+
+def test_profile_task_tells_attention_matmuls_from_dense_ones():
+    """The profile task (its own process: the trace flag must be set before JAX starts) splits
+    the step's matmuls into the attention's einsums and the dense layers'."""
+    small = [
+        "model.n_layer=1",
+        "model.n_embd=32",
+        "model.n_head=2",
+        "model.block_size=32",
+        "train.batch_size=2",
+    ]
+    task = [{"id": "p", "task": "profile", "args": {"overrides": small}}]
+    recs = run.worker(task, run.PROFILE, time.time() + 300, lambda m: None)
+    prof = recs["p"]["result"]
+    assert prof is not None, recs["p"].get("error")
+    share = prof["share"]
+    assert abs(sum(share.values()) - 1.0) < 1e-9
+    groups = {k.split(" (")[0] for k in share}
+    assert {"attention matmuls", "dense matmuls"} <= groups
+    assert prof["attention_flop_share"] == pytest.approx(
+        measure.attention_flop_share(1, 32, 32, 65)
+    )

@@ -1054,13 +1054,32 @@ def comparisons_at(experiment: Experiment, scale: Scale | None = None) -> list[C
     return [c for c in experiment.comparisons if all(row in names for row, _ in c.terms)]
 
 
+def same_data(experiment: Experiment, scale: Scale | None, a: str, b: str) -> bool:
+    """Whether rows a and b train on the same data at ``scale`` (their whole ``DataConfig``,
+    the row's own data overrides included; the experiment's and the scale's data are common to
+    every row). A paired difference of two rows' losses means something only then: on other
+    data (another block size, another task) it is a difference between data sets."""
+    if scale is None:  # no scale: the rows' own data overrides decide
+
+        def own(name):
+            return sorted(o for o in experiment.row(name).overrides if o.startswith("data."))
+
+        return own(a) == own(b)
+    ca = row_config(experiment, scale, experiment.row(a))
+    cb = row_config(experiment, scale, experiment.row(b))
+    return ca.data == cb.data
+
+
 def comparison_family(experiment: Experiment, scale: Scale | None = None) -> list[tuple[str, ...]]:
-    """Every hypothesis Holm adjusts over: each row (planned at ``scale``) against the baseline,
-    then the declared comparisons of rows at ``scale`` (pairs (a, b), interactions
-    (a, b, c, d)); a pair asked twice ((a, b) or (b, a)) counts once."""
+    """Every hypothesis Holm adjusts over: each row (planned at ``scale``) on the baseline's
+    data against the baseline, then the declared comparisons of rows at ``scale`` (pairs
+    (a, b), interactions (a, b, c, d)); a pair asked twice ((a, b) or (b, a)) counts once."""
     keys, seen = [], set()
     at = experiment.rows if scale is None else experiment.rows_at(scale)
-    cands = [(r.name, experiment.baseline) for r in at if r.name != experiment.baseline]
+    base = experiment.baseline
+    cands = [
+        (r.name, base) for r in at if r.name != base and same_data(experiment, scale, r.name, base)
+    ]
     cands += [c.key for c in comparisons_at(experiment, scale)]
     for key in cands:
         norm = tuple(sorted(key)) if len(key) == 2 else key
@@ -1116,9 +1135,11 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
         "",
         f"`{metric}` per row: n seeds, mean, std (ddof 1), 95% t-interval; the paired difference "
         f"row - `{experiment.baseline}` over the seeds both have, its 95% t-interval and paired-t "
-        f"two-sided p; Holm p adjusts over the {n_tests} comparisons of this campaign that have a "
-        "test (against the baseline and declared). NON-CAUSAL rows see future tokens: their "
-        "losses are not causal-LM losses.",
+        f"two-sided p (only for rows trained on `{experiment.baseline}`'s data: 'other data' "
+        "marks a row whose data differ, where the difference would compare data sets); Holm p "
+        f"adjusts over the {n_tests} comparisons of this campaign that have a test (against the "
+        "baseline and declared). NON-CAUSAL rows see future tokens: their losses are not "
+        "causal-LM losses.",
         "",
     ]
     has_paper = any(r.paper is not None for r in at)
@@ -1140,6 +1161,8 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
             cells += ["", "", ""]
         if row.name == experiment.baseline or not vals:
             cells += ["", "", ""]
+        elif not same_data(experiment, sc, row.name, experiment.baseline):
+            cells += ["other data", "", ""]
         else:
             seeds, t, hp = lookup(row.name, experiment.baseline)
             if t is None:

@@ -111,7 +111,7 @@ def test_tinyshakespeare(shakespeare_path):
     assert [s.rule for s in a.extension] == ["pi", "pi"]
     assert a.grids["current"].beyond_context == 8  # base 10000: half the grid is beyond L
     text = ra.format_advice(a)
-    assert "model.rope_base=110" in text and "untested" in text
+    assert "model.rope_base=110" in text and "ledger" in text
 
 
 def test_cli_json_shape(capsys):
@@ -129,7 +129,7 @@ def test_cli_json_shape(capsys):
         "yarn",
         "yarn-keep",
     }
-    assert d["status"].startswith("untested")
+    assert d["status"].startswith("a prediction")
 
 
 def test_cli_text(capsys):

@@ -1,10 +1,11 @@
 """RoPE advice from data: measure the dependency kernel K(r) and width W of a token stream,
 and recommend a RoPE base and a context-extension schedule (paper B, DESIGN.md section 3).
 
-**Status: untested advice.** Nothing here has been checked by training yet; the check is the
-campaign ``rope_advice_check`` (experiments/rope_advice_check.py: the advised base against
-base 10000, paired seeds, on TinyShakespeare and the copy task). Until its records exist,
-read the output as what the paper's law plus our heuristics predict, not as a result.
+**Status: checked by training only at CPU scale.** The check is the campaign
+``rope_advice_check`` (experiments/rope_advice_check.py: the advised base against base 10000,
+paired seeds, on TinyShakespeare and the copy task); its verdict is row R1 of the claims
+ledger (README, experiments/results/CLAIMS.md). Read the output as what the paper's law plus
+our heuristics predict, not as a result.
 
 What is the paper's, and what is ours
 -------------------------------------
@@ -483,8 +484,8 @@ class Advice:
     extension: list[ExtensionStep]
     overrides: str  # the training overrides for the recommended grid
     status: str = (
-        "untested: no training run has checked this advice yet "
-        "(mope-jax campaign run rope_advice_check --scale cpu)"
+        "a prediction: checked by training only at CPU scale (mope-jax campaign run "
+        "rope_advice_check --scale cpu); the verdict is row R1 of the claims ledger"
     )
     notes: list[str] = field(default_factory=list)
 

@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 
 from mope_jax.errors import CampaignError
 from mope_jax.provenance import jsonable as _jsonable
-from mope_jax.provenance import utc_now
+from mope_jax.provenance import cpu_text, utc_now
 
 RESULTS = ("experiments", "results")
 RECORD_RE = re.compile(r"^seed(\d+)\.json$")
@@ -645,7 +645,8 @@ class Estimate:
 
 
 def _machine(env: dict) -> tuple:
-    return tuple(env.get(k) for k in ("backend", "device", "processor", "cpu_count", "platform"))
+    keys = ("backend", "device", "processor", "cpu_model", "cpu_count", "platform")
+    return tuple(env.get(k) for k in keys)
 
 
 def estimate_from_records(c: Campaign, env: dict) -> Estimate | None:
@@ -1281,7 +1282,7 @@ def _provenance(records: list[dict]) -> str:
     env = [r.get("env") or {} for r in records]
     machines = sorted(
         {
-            f"{e.get('processor', '?')}, {e.get('cpu_count', '?')} CPUs, "
+            f"{cpu_text(e)}, {e.get('cpu_count', '?')} CPUs, "
             f"{e.get('backend', '?')} ({e.get('device', '?')})"
             for e in env
         }

@@ -44,6 +44,37 @@ def git_commit() -> str:
     return "unknown"
 
 
+# CPU features that change speed or (for bf16) the numbers: recorded with every run
+_CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
+
+
+def cpu_info() -> dict[str, Any]:
+    """The CPU's model name and which of ``_CPU_FLAGS`` it has (Linux /proc/cpuinfo; None
+    where that cannot be read). bf16 results differ between CPUs with and without AVX-512
+    BF16 (README, speed section), and PyTorch's speed varies across them much more than ours."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return {"cpu_model": None, "cpu_flags": None}
+    model, flags = None, set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and model is None:
+            model = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    return {"cpu_model": model, "cpu_flags": [f for f in _CPU_FLAGS if f in flags]}
+
+
+def cpu_text(env: dict) -> str:
+    """'x86_64' or, where the record has them, 'x86_64, <model> (<flags>)' for tables."""
+    text = str(env.get("processor", "?"))
+    if env.get("cpu_model"):
+        flags = ", ".join(env.get("cpu_flags") or []) or "no AVX2"
+        text += f", {env['cpu_model']} ({flags})"
+    return text
+
+
 def environment() -> dict[str, Any]:
     """Versions, machine and git commit, recorded with every run and result."""
     import flax
@@ -63,6 +94,7 @@ def environment() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "processor": platform.processor() or platform.machine(),
+        **cpu_info(),
         "cpu_count": os.cpu_count(),
         "backend": jax.default_backend(),
         "device": getattr(dev, "device_kind", str(dev)),

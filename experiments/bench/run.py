@@ -31,6 +31,8 @@ import sys
 import time
 from pathlib import Path
 
+from mope_jax.provenance import cpu_text
+
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "experiments" / "results" / "bench"
 DP2 = "--xla_force_host_platform_device_count=2"
@@ -586,7 +588,7 @@ def markdown(doc: dict, note: str = "") -> str:
         "",
         f"Command: `{doc['command']}`  ",
         f"Date: {doc['date']}  ",
-        f"Machine: {doc['env']['processor']}, {doc['env']['cpu_count']} CPUs, "
+        f"Machine: {cpu_text(doc['env'])}, {doc['env']['cpu_count']} CPUs, "
         f"{doc['env']['platform']}  ",
         f"Versions: jax {doc['env']['jax']}, flax {doc['env']['flax']}, torch "
         f"{doc.get('torch_version', 'n/a')}, python {doc['env']['python']}, commit "
@@ -780,7 +782,7 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
     L = [
         "# Performance benchmarks (issues 8 and 14)",
         "",
-        f"Made by `{doc['command']}` on {doc['date']} ({doc['env']['processor']}, "
+        f"Made by `{doc['command']}` on {doc['date']} ({cpu_text(doc['env'])}, "
         f"{doc['env']['cpu_count']} CPUs; load average before {doc['load_before']}, after "
         f"{doc['load_after']}). Every number below is read from [`{json_name}`]({json_name}) (the "
         f"tables: [`{json_name[:-5]}.md`]({json_name[:-5]}.md)); the FLOP count and the protocol "

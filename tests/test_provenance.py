@@ -1,0 +1,29 @@
+"""What every record says about the machine: the CPU model and the features that change
+speed or, for bf16, the numbers."""
+
+from __future__ import annotations
+
+from mope_jax import provenance
+
+
+def test_cpu_info_reads_model_and_flags(monkeypatch, tmp_path):
+    fake = tmp_path / "cpuinfo"
+    fake.write_text(
+        "processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t\t: fpu sse avx2 avx512f amx_tile\n"
+        "processor\t: 1\nmodel name\t: Test CPU 9000\nflags\t\t: fpu sse avx2 avx512f amx_tile\n"
+    )
+    real = provenance.Path
+    monkeypatch.setattr(provenance, "Path", lambda p: fake if p == "/proc/cpuinfo" else real(p))
+    info = provenance.cpu_info()
+    assert info == {"cpu_model": "Test CPU 9000", "cpu_flags": ["avx2", "avx512f", "amx_tile"]}
+    env = {"processor": "x86_64", **info}
+    assert provenance.cpu_text(env) == "x86_64, Test CPU 9000 (avx2, avx512f, amx_tile)"
+
+
+def test_cpu_text_of_an_older_record_is_unchanged():
+    assert provenance.cpu_text({"processor": "x86_64"}) == "x86_64"
+
+
+def test_environment_records_the_cpu():
+    env = provenance.environment()
+    assert "cpu_model" in env and "cpu_flags" in env

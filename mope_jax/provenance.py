@@ -51,7 +51,8 @@ _CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
 def cpu_info() -> dict[str, Any]:
     """The CPU's model name and which of ``_CPU_FLAGS`` it has (Linux /proc/cpuinfo; None
     where that cannot be read). bf16 results differ between CPUs with and without AVX-512
-    BF16 (README, speed section), and PyTorch's speed varies across them much more than ours."""
+    BF16, and the PyTorch reference's speed differed far more than ours between two of our
+    machines (README, speed section)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:

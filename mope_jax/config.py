@@ -66,6 +66,12 @@ class ModelConfig:
     # XLA:CPU) moves the heads next to the batch first. Same math; the dot kernels then sum in
     # another order, so the numbers differ at float32 rounding (experiments/results/bench).
     attn_layout: str = "bthd"
+    # Causal attention in query blocks (attention/core.py, blocked_attention): 1 (default, every
+    # record so far) scores all (T, T) pairs and masks the future; n > 1 (opt-in, faster) splits
+    # the queries into n blocks, each scored only against the keys it can see ((n+1)/(2n) of
+    # the pairs). Same math and dropout bits; sums run shorter, so the numbers differ at
+    # float32 rounding (tests/test_attention_blocks.py, experiments/results/bench).
+    attn_query_blocks: int = 1
     # Paper A, MOPE (pos_encoding="morlet", encodings/morlet.py); defaults = the paper.
     # init: "boundary" (sigma = bound/omega) or "off" (sigma = 2 bound/omega);
     # constraint: "clamp" (the paper's projection) | "penalty" (soft, weight mope_penalty) | "none".
@@ -343,6 +349,12 @@ def validate(cfg: Config) -> None:
     )
     _need(
         _finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive"
+    )
+    _need(
+        m.attn_query_blocks >= 1,
+        "model.attn_query_blocks",
+        m.attn_query_blocks,
+        "it must be at least 1 (1 = the full score matrix, the default)",
     )
     check_model(m)  # variant names and options, as the variants declare them
 

@@ -76,6 +76,7 @@ def test_summary_arithmetic_and_report():
         },
         "cfg/nanogpt-char/jax": {"result": {"tokens_per_s": 900.0, "step_s": 1.0}},
         "cfg/nanogpt-char/jax-bf16": {"result": {"tokens_per_s": 1800.0, "step_s": 0.5}},
+        "cfg/nanogpt-char/jax-blocks#2": {"result": {"tokens_per_s": 1200.0, "step_s": 0.8}},
         "cfg/nanogpt-char/torch": {"result": {"tokens_per_s": 1000.0, "step_s": 1.0}},
         "cfg/nanogpt-char/torch/1t": {"result": {"tokens_per_s": 600.0, "step_s": 1.0}},
         "profile/nanogpt-char": {
@@ -111,6 +112,8 @@ def test_summary_arithmetic_and_report():
         small["torch_best"] == 1000.0
         and small["jax_vs_torch"] == 0.9
         and small["bf16_vs_f32"] == 2.0
+        and small["blocks_vs_torch"] == 1.2  # from its round 2, the only one it has
+        and small["bhtd_vs_torch"] is None
     )
     assert t["f32_vs_torch>=1.0 @nanogpt-char"] == {"value": 0.9, "met": False}
     assert t["f32_vs_torch>=1.0 @reference-b16"] == {"value": 0.25, "met": False}

@@ -32,6 +32,10 @@ registry.register_option("compute_dtype", tuple(COMPUTE_DTYPES), owner="the atte
 # XLA:CPU, numbers differ at f32 rounding). See dot_product_scores.
 ATTN_LAYOUTS = ("bthd", "bhtd")
 registry.register_option("attn_layout", ATTN_LAYOUTS, owner="the attention core")
+# model.attn_query_blocks: 1 (default) computes the full (T, T) score matrix and masks it;
+# n > 1 (opt-in, faster, numbers differ at f32 rounding) splits the queries into n blocks and
+# gives block i only the keys it can see. See causal_block_bounds.
+registry.register_option("attn_query_blocks", None, owner="the attention core")
 
 
 def matmul_dtype(name: str):
@@ -129,16 +133,19 @@ def attend(
     deterministic: bool = True,
     dtype=None,
     layout: str = "bthd",
+    keep: Array | None = None,
 ) -> Array:
     """scores (B,H,T,S), v (B,S,H,D), mask (T,S) -> out (B,T,H,D). dtype: matmul input dtype
     of A V (None: v's; bf16: rounded, float32 accumulation); layout as in
-    :func:`dot_product_scores`."""
+    :func:`dot_product_scores`. keep: the dropout mask (B,H,T,S) to use in place of one drawn
+    from dropout_rng (the query blocks of :func:`blocked_attention` pass slices of one draw)."""
     if bias is not None and bias.add is not None:
         scores = scores + bias.add
     scores = jnp.where(mask, scores, NEG_INF)
     probs = jax.nn.softmax(scores.astype(jnp.float32), axis=-1)
     if not deterministic and dropout_rate > 0.0:
-        keep = jax.random.bernoulli(dropout_rng, 1.0 - dropout_rate, probs.shape)
+        if keep is None:
+            keep = jax.random.bernoulli(dropout_rng, 1.0 - dropout_rate, probs.shape)
         probs = jnp.where(keep, probs / (1.0 - dropout_rate), 0.0)
     if bias is not None and bias.log_gate is not None:
         gated = probs * jnp.exp(bias.log_gate)
@@ -153,6 +160,80 @@ def attend(
     if dtype is not None:
         return mm_einsum("BHTS,BSHD->BTHD", probs, v, dtype)
     return jnp.einsum("BHTS,BSHD->BTHD", probs.astype(v.dtype), v)
+
+
+def causal_block_bounds(t: int, n_blocks: int) -> list[tuple[int, int]]:
+    """Query rows [r0, r1) of each of n_blocks near-equal blocks of T rows (empty ones dropped).
+    Under the causal mask, the queries r0..r1-1 see only the keys 0..r1-1, so block i needs a
+    (r1 - r0, r1) slice of the score matrix: about (n + 1) / (2 n) of the T^2 entries in all."""
+    bounds = [round(i * t / n_blocks) for i in range(n_blocks + 1)]
+    return [(r0, r1) for r0, r1 in zip(bounds[:-1], bounds[1:]) if r1 > r0]
+
+
+def _rows_keys(x: Array | None, r0: int, r1: int) -> Array | None:
+    """x broadcastable to (B, H, T, S=T) -> its rows [r0, r1) and keys [0, r1) (axes of size 1
+    stay broadcast)."""
+    if x is None:
+        return None
+    rows = slice(r0, r1) if x.shape[-2] != 1 else slice(None)
+    keys = slice(0, r1) if x.shape[-1] != 1 else slice(None)
+    return x[..., rows, keys]
+
+
+def blocked_attention(
+    q: Array | None,
+    k: Array | None,
+    v: Array,
+    *,
+    n_blocks: int,
+    head_dim: int,
+    scores: Array | None = None,
+    bias: AttnBias | None = None,
+    dropout_rate: float = 0.0,
+    dropout_rng: Array | None = None,
+    deterministic: bool = True,
+    dtype=None,
+    layout: str = "bthd",
+) -> Array:
+    """Causal attention computed per query block (model.attn_query_blocks = n_blocks > 1).
+
+    q, k, v (B,T,H,D) (or ``scores`` (B,H,T,T) when a position variant computed them) ->
+    out (B,T,H,D). Query block [r0, r1) is scored against keys [0, r1) only: the entries the
+    causal mask would zero are never computed. The mask, the bias, the gate and the dropout
+    mask (drawn once at (B,H,T,T) from dropout_rng, then sliced: the same bits as
+    :func:`attend`'s) are those of the full computation restricted to the block, and the
+    masked entries contribute exactly 0 to the full softmax and gate sums, so the result is
+    the full computation's up to float32 rounding (shorter sums, another kernel order).
+    """
+    t = v.shape[1]
+    keep = None
+    if not deterministic and dropout_rate > 0.0:
+        keep = jax.random.bernoulli(dropout_rng, 1.0 - dropout_rate, (v.shape[0], v.shape[2], t, t))
+    outs = []
+    for r0, r1 in causal_block_bounds(t, n_blocks):
+        if scores is None:
+            s = dot_product_scores(q[:, r0:r1], k[:, :r1], head_dim, dtype, layout)
+        else:
+            s = scores[:, :, r0:r1, :r1]
+        block_bias = None
+        if bias is not None:
+            block_bias = AttnBias(
+                add=_rows_keys(bias.add, r0, r1), log_gate=_rows_keys(bias.log_gate, r0, r1)
+            )
+        outs.append(
+            attend(
+                s,
+                v[:, :r1],
+                mask=causal_mask(r1 - r0, r1),
+                bias=block_bias,
+                dropout_rate=dropout_rate,
+                deterministic=deterministic,
+                dtype=dtype,
+                layout=layout,
+                keep=None if keep is None else keep[:, :, r0:r1, :r1],
+            )
+        )
+    return outs[0] if len(outs) == 1 else jnp.concatenate(outs, axis=1)
 
 
 class SelfAttention(nn.Module):
@@ -186,23 +267,39 @@ class SelfAttention(nn.Module):
                 q, k = out
             else:
                 scores = out  # the variant computed (B,H,T,S) scores itself
-        if scores is None:
+        if scores is None and cfg.attn_query_blocks == 1:
             scores = dot_product_scores(q, k, d, mm, cfg.attn_layout)
         attn_bias = registry.get("attn_bias", cfg.attn_bias).build(cfg)
         bias = attn_bias(xn, positions, deterministic) if attn_bias is not None else None
 
         needs_rng = not deterministic and cfg.dropout > 0.0
-        y = attend(
-            scores,
-            v,
-            mask=causal_mask(t),
-            bias=bias,
-            dropout_rate=cfg.dropout,
-            dropout_rng=self.make_rng("dropout") if needs_rng else None,
-            deterministic=deterministic,
-            dtype=mm,
-            layout=cfg.attn_layout,
-        )
+        if cfg.attn_query_blocks > 1:
+            y = blocked_attention(
+                q,
+                k,
+                v,
+                n_blocks=cfg.attn_query_blocks,
+                head_dim=d,
+                scores=scores,
+                bias=bias,
+                dropout_rate=cfg.dropout,
+                dropout_rng=self.make_rng("dropout") if needs_rng else None,
+                deterministic=deterministic,
+                dtype=mm,
+                layout=cfg.attn_layout,
+            )
+        else:
+            y = attend(
+                scores,
+                v,
+                mask=causal_mask(t),
+                bias=bias,
+                dropout_rate=cfg.dropout,
+                dropout_rng=self.make_rng("dropout") if needs_rng else None,
+                deterministic=deterministic,
+                dtype=mm,
+                layout=cfg.attn_layout,
+            )
         y = y.reshape(b, t, e)  # (B,T,H,D) -> (B,T,E)
         y = dense(cfg, e, "c_proj")(y)
         return nn.Dropout(cfg.dropout)(y, deterministic=deterministic)

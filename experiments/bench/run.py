@@ -443,16 +443,18 @@ def config_tasks(s: dict) -> list[dict]:
 
 def config_dp2_tasks(s: dict) -> list[dict]:
     """Per CONFIGS entry but the reference (its dp2 row is the reference section's): JAX f32 with
-    the batch sharded over 2 host devices, ``s["cfg_rounds"]`` rounds."""
+    the batch sharded over 2 host devices, with the defaults and with FAST_OPT_INS,
+    ``s["cfg_rounds"]`` rounds."""
     return [
         dict(
-            id=f"cfg/{name}/jax-dp2" + ("" if r == 1 else f"#{r}"),
+            id=f"cfg/{name}/{key}" + ("" if r == 1 else f"#{r}"),
             task="train",
-            args=dict(overrides=ov, steps=s["cfg_steps"], reps=s["cfg_reps"], devices=2),
+            args=dict(overrides=ov + extra, steps=s["cfg_steps"], reps=s["cfg_reps"], devices=2),
         )
         for r in range(1, s.get("cfg_rounds", 1) + 1)
         for name, (_, ov) in CONFIGS.items()
         if name != "reference-b16"
+        for key, extra in (("jax-dp2", []), ("jax-dp2-blocks", FAST_OPT_INS))
     ]
 
 
@@ -467,7 +469,16 @@ def best_round(recs: dict[str, dict], *rids: str) -> dict | None:
 def config_rows(recs: dict[str, dict], name: str) -> dict[str, dict | None]:
     """The records of one CONFIGS entry: jax, jax-bf16, torch, torch/1t (reference-b16 reuses
     the reference section's)."""
-    keys = ("jax", "jax-bf16", "jax-bhtd", "jax-blocks", "jax-dp2", "torch", "torch/1t")
+    keys = (
+        "jax",
+        "jax-bf16",
+        "jax-bhtd",
+        "jax-blocks",
+        "jax-dp2",
+        "jax-dp2-blocks",
+        "torch",
+        "torch/1t",
+    )
     ids = {k: [f"cfg/{name}/{k}"] for k in keys}
     if name == "reference-b16":  # its round 1 of these is the reference section's
         for k, ref in (("jax", "jax/1dev"), ("jax-dp2", "jax/dp2"), ("torch", "torch")):
@@ -540,6 +551,9 @@ def summarize(recs: dict[str, dict]) -> dict:
         )
         row["dp2_vs_torch"] = (
             row["jax-dp2"] / torch_best if row.get("jax-dp2") and torch_best else None
+        )
+        row["dp2_blocks_vs_torch"] = (
+            row["jax-dp2-blocks"] / torch_best if row.get("jax-dp2-blocks") and torch_best else None
         )
         row["bf16_vs_f32"] = (
             row["jax-bf16"] / row["jax"] if row["jax-bf16"] and row["jax"] else None
@@ -634,8 +648,9 @@ def markdown(doc: dict, note: str = "") -> str:
             "| config | JAX f32 | JAX f32, attn_layout=bhtd | JAX f32, bhtd + 4 query blocks | "
             "JAX bf16 matmuls | JAX f32, 2 host devices | PyTorch 2 threads | PyTorch 1 thread | "
             "JAX f32 / best PyTorch | bhtd / best PyTorch | bhtd + blocks / best PyTorch | "
-            "2 host devices / best PyTorch | bf16 / f32 |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "2 host devices / best PyTorch | 2 host devices, bhtd + blocks / best PyTorch | "
+            "bf16 / f32 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, row in summ["configs"].items():
             L.append(
@@ -646,6 +661,7 @@ def markdown(doc: dict, note: str = "") -> str:
                 f"{_fmt(row['jax_vs_torch'], 2)} | {_fmt(row.get('bhtd_vs_torch'), 2)} | "
                 f"{_fmt(row.get('blocks_vs_torch'), 2)} | "
                 f"{_fmt(row.get('dp2_vs_torch'), 2)} | "
+                f"{_fmt(row.get('dp2_blocks_vs_torch'), 2)} | "
                 f"{_fmt(row['bf16_vs_f32'], 2)} |"
             )
     L += ["", "## Targets", "", "| target | value | met |", "|---|---:|---|"]
@@ -857,14 +873,14 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
             "",
             "| config | JAX f32 tokens/s, 1 device | f32 / best PyTorch | attn_layout=bhtd / best "
             "PyTorch | bhtd + 4 query blocks / best PyTorch | 2 host devices / best PyTorch | "
-            "bf16 matmuls / f32 |",
-            "|---|---:|---:|---:|---:|---:|---:|",
+            "2 host devices, bhtd + blocks / best PyTorch | bf16 matmuls / f32 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, row in summ["configs"].items():
             L.append(
                 f"| {CONFIGS[name][0]} | {_fmt(row['jax'], 0)} | {_fmt(row['jax_vs_torch'], 2)} | "
                 f"{_fmt(row.get('bhtd_vs_torch'), 2)} | {_fmt(row.get('blocks_vs_torch'), 2)} | "
-                f"{_fmt(row.get('dp2_vs_torch'), 2)} | "
+                f"{_fmt(row.get('dp2_vs_torch'), 2)} | {_fmt(row.get('dp2_blocks_vs_torch'), 2)} | "
                 f"{_fmt(row['bf16_vs_f32'], 2)} |"
             )
     mlp = (_r(recs.get("mlp")) or {}).get("results", {})

@@ -78,6 +78,7 @@ def test_summary_arithmetic_and_report():
         "cfg/nanogpt-char/jax-bf16": {"result": {"tokens_per_s": 1800.0, "step_s": 0.5}},
         "cfg/nanogpt-char/jax-blocks#2": {"result": {"tokens_per_s": 1200.0, "step_s": 0.8}},
         "cfg/nanogpt-char/jax-dp2-blocks": {"result": {"tokens_per_s": 1500.0, "step_s": 0.6}},
+        "cfg/nanogpt-char/jax-1core": {"result": {"tokens_per_s": 450.0, "step_s": 2.0}},
         "cfg/nanogpt-char/torch": {"result": {"tokens_per_s": 1000.0, "step_s": 1.0}},
         "cfg/nanogpt-char/torch/1t": {"result": {"tokens_per_s": 600.0, "step_s": 1.0}},
         "profile/nanogpt-char": {
@@ -116,6 +117,7 @@ def test_summary_arithmetic_and_report():
         and small["blocks_vs_torch"] == 1.2  # from its round 2, the only one it has
         and small["bhtd_vs_torch"] is None
         and small["dp2_blocks_vs_torch"] == 1.5
+        and small["1core_vs_torch_1t"] == 0.75  # per core: against PyTorch's 1 thread
         and small["dp2_vs_torch"] is None  # not "jax-dp2-blocks" under a prefix match
     )
     assert t["f32_vs_torch>=1.0 @nanogpt-char"] == {"value": 0.9, "met": False}

@@ -254,6 +254,7 @@ def plan(size: dict, variants: list[str]) -> list[tuple[str, str, list[dict]]]:
         ),
         ("the sizes we train: JAX f32 and bf16 next to PyTorch", "", config_tasks(s)),
         ("the sizes we train: JAX f32 on 2 host devices", DP2, config_dp2_tasks(s)),
+        ("the sizes we train: JAX f32 pinned to one core", "ONE_CORE", config_1core_tasks(s)),
         (
             "reference, 1 device, JAX's rolled threefry (as before issue 8)",
             "ROLLED",
@@ -458,6 +459,22 @@ def config_dp2_tasks(s: dict) -> list[dict]:
     ]
 
 
+def config_1core_tasks(s: dict) -> list[dict]:
+    """Per CONFIGS entry but the reference: JAX f32 defaults in a worker pinned to one core, to
+    set beside PyTorch at 1 thread (per-core speed, apart from how each uses the second core),
+    ``s["cfg_rounds"]`` rounds."""
+    return [
+        dict(
+            id=f"cfg/{name}/jax-1core" + ("" if r == 1 else f"#{r}"),
+            task="train",
+            args=dict(overrides=ov, steps=s["cfg_steps"], reps=s["cfg_reps"]),
+        )
+        for r in range(1, s.get("cfg_rounds", 1) + 1)
+        for name, (_, ov) in CONFIGS.items()
+        if name != "reference-b16"
+    ]
+
+
 def best_round(recs: dict[str, dict], *rids: str) -> dict | None:
     """The result of tasks ``rids`` or of their later rounds (``rid#2``, ...), the one with the
     most tokens/s; None if none has a result."""
@@ -476,6 +493,7 @@ def config_rows(recs: dict[str, dict], name: str) -> dict[str, dict | None]:
         "jax-blocks",
         "jax-dp2",
         "jax-dp2-blocks",
+        "jax-1core",
         "torch",
         "torch/1t",
     )
@@ -554,6 +572,9 @@ def summarize(recs: dict[str, dict]) -> dict:
         )
         row["dp2_blocks_vs_torch"] = (
             row["jax-dp2-blocks"] / torch_best if row.get("jax-dp2-blocks") and torch_best else None
+        )
+        row["1core_vs_torch_1t"] = (
+            row["jax-1core"] / row["torch/1t"] if row.get("jax-1core") and row["torch/1t"] else None
         )
         row["bf16_vs_f32"] = (
             row["jax-bf16"] / row["jax"] if row["jax-bf16"] and row["jax"] else None
@@ -649,8 +670,8 @@ def markdown(doc: dict, note: str = "") -> str:
             "JAX bf16 matmuls | JAX f32, 2 host devices | PyTorch 2 threads | PyTorch 1 thread | "
             "JAX f32 / best PyTorch | bhtd / best PyTorch | bhtd + blocks / best PyTorch | "
             "2 host devices / best PyTorch | 2 host devices, bhtd + blocks / best PyTorch | "
-            "bf16 / f32 |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "JAX f32 on 1 core | JAX 1 core / PyTorch 1 thread | bf16 / f32 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, row in summ["configs"].items():
             L.append(
@@ -662,6 +683,7 @@ def markdown(doc: dict, note: str = "") -> str:
                 f"{_fmt(row.get('blocks_vs_torch'), 2)} | "
                 f"{_fmt(row.get('dp2_vs_torch'), 2)} | "
                 f"{_fmt(row.get('dp2_blocks_vs_torch'), 2)} | "
+                f"{_fmt(row.get('jax-1core'), 0)} | {_fmt(row.get('1core_vs_torch_1t'), 2)} | "
                 f"{_fmt(row['bf16_vs_f32'], 2)} |"
             )
     L += ["", "## Targets", "", "| target | value | met |", "|---|---:|---|"]
@@ -873,14 +895,16 @@ def readme(doc: dict, json_name: str, note: str = "") -> str:
             "",
             "| config | JAX f32 tokens/s, 1 device | f32 / best PyTorch | attn_layout=bhtd / best "
             "PyTorch | bhtd + 4 query blocks / best PyTorch | 2 host devices / best PyTorch | "
-            "2 host devices, bhtd + blocks / best PyTorch | bf16 matmuls / f32 |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "2 host devices, bhtd + blocks / best PyTorch | JAX on 1 core / PyTorch 1 thread | "
+            "bf16 matmuls / f32 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, row in summ["configs"].items():
             L.append(
                 f"| {CONFIGS[name][0]} | {_fmt(row['jax'], 0)} | {_fmt(row['jax_vs_torch'], 2)} | "
                 f"{_fmt(row.get('bhtd_vs_torch'), 2)} | {_fmt(row.get('blocks_vs_torch'), 2)} | "
                 f"{_fmt(row.get('dp2_vs_torch'), 2)} | {_fmt(row.get('dp2_blocks_vs_torch'), 2)} | "
+                f"{_fmt(row.get('1core_vs_torch_1t'), 2)} | "
                 f"{_fmt(row['bf16_vs_f32'], 2)} |"
             )
     mlp = (_r(recs.get("mlp")) or {}).get("results", {})
@@ -1129,6 +1153,8 @@ def main(argv=None) -> dict:
         extra_env = {}
         if flags == "ROLLED":
             flags, extra_env = "", {"MOPE_JAX_ROLLED_THREEFRY": "1"}
+        elif flags == "ONE_CORE":  # the worker and XLA's threads on core 0 (measure.main)
+            flags, extra_env = "", {"MOPE_BENCH_CPUS": "0"}
         left = deadline - time.time()
         print(f"[{time.time() - t_start:6.1f} s] {name} ({left:.0f} s left)", flush=True)
         if left < 5:

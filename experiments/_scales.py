@@ -9,6 +9,13 @@ from __future__ import annotations
 # parameters; evaluated every 500 steps on 50 random val batches. Shared by paper A
 # (experiments/paper_a.py), paper C (experiments/fourierqk.py, which adds its recipe), the
 # omega*sigma control and paper B's context extension.
+# The two f32 attention opt-ins of issue 14 (attention/core.py), ~15-30% more tokens/s at mid
+# on 2 CPU cores (experiments/results/bench): heads next to the batch, and the causal attention
+# in 4 query blocks. Same math, float32 rounding differs from the defaults, so a campaign uses
+# them only at scales whose records were all made with them: fourierqk, omega_sigma_control
+# and context_extension at mid. paper_a's mid keeps the defaults its first records used (and
+# is the comparison those campaigns' rows are never paired with).
+FAST_ATTENTION = dict(attn_layout="bhtd", attn_query_blocks=4)
 MID = dict(
     model=dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1),
     train=dict(

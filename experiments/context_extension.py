@@ -160,7 +160,7 @@ def retrieval_file(scale: str) -> Path:
 MODEL = dict(block_size=64, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + variant "rope"
 # mid (issue 15's scale, experiments/_scales.py): T = 256, 4 layers x 128, 4 heads, dropout
 # 0.1, batch 16, lr 1e-3 with 6% warmup and cosine; every task trained at L = 256.
-MID_MODEL = dict(_scales.MID["model"])
+MID_MODEL = dict(_scales.MID["model"]) | _scales.FAST_ATTENTION  # + the f32 attention opt-ins
 MID_L = MID_MODEL["block_size"]
 MID_TRAIN = dict(_scales.MID["train"])
 

@@ -50,7 +50,7 @@ import numpy as np
 if not __package__:  # run as a file: sys.path[0] is experiments/, put the repository root first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments._scales import MID  # noqa: E402
+from experiments._scales import FAST_ATTENTION, MID  # noqa: E402
 from mope_jax.analysis import diagnostics as dg  # noqa: E402
 from mope_jax.analysis.stats import summarize  # noqa: E402
 from mope_jax.attention import spectral  # noqa: E402
@@ -165,7 +165,13 @@ SCALES = {
     # authors' paper-C recipe (DESIGN.md section 5, "Small"): no biases anywhere, and weight
     # decay 0.2 for the Morlet-scale rows (MORLET_SCALE_ROWS). smoke and cpu keep the biases
     # and decay 0.1 their committed records were trained with.
-    "mid": dict(model=MID["model"] | AUTHORS_C, train=MID["train"], seeds=3, num_windows=256),
+    # with the f32 attention opt-ins (experiments/_scales.py FAST_ATTENTION)
+    "mid": dict(
+        model=MID["model"] | AUTHORS_C | FAST_ATTENTION,
+        train=MID["train"],
+        seeds=3,
+        num_windows=256,
+    ),
     # ModelConfig()/TrainConfig() + paper C's recipe = the reference-c preset
     "reference": dict(
         model=dict(AUTHORS_C),

@@ -57,7 +57,7 @@ import numpy as np
 if not __package__:  # run as a file: sys.path[0] is experiments/, put the repository root first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments._scales import MID  # noqa: E402
+from experiments._scales import FAST_ATTENTION, MID  # noqa: E402
 from experiments.paper_a import t_interval  # noqa: E402
 from mope_jax import claims as cl  # noqa: E402
 from mope_jax.analysis import spectra  # noqa: E402
@@ -107,7 +107,8 @@ SCALES = {  # the single-script version's smoke and cpu; mid = paper A's MID (is
         ),
         seeds=1,
     ),
-    "mid": dict(model=MID["model"], train=MID["train"], seeds=2),
+    # with the f32 attention opt-ins (experiments/_scales.py FAST_ATTENTION)
+    "mid": dict(model=MID["model"] | FAST_ATTENTION, train=MID["train"], seeds=2),
 }
 for _s in SCALES.values():
     _s["train"] = _s["train"] | {"lr": matched_lr(_s["train"], _s["model"])}

@@ -65,6 +65,7 @@ def test_declaration_keeps_the_single_script_settings():
         assert {k: getattr(c.model, k) for k in MID["model"]} == MID["model"]
         m = c.model
         assert (m.block_size, m.n_layer, m.n_head, m.n_embd, m.dropout) == (256, 4, 4, 128, 0.1)
+        assert (m.attn_layout, m.attn_query_blocks) == ("bhtd", 4)  # _scales.FAST_ATTENTION
         assert (c.train.batch_size, c.train.max_steps, c.train.lr) == (16, 2000, 1e-3)
         assert c.data == cfg[("mid", base)].data and ("mid" in c.data.path) == (base != "language")
         for rule in ("none", "pi"):

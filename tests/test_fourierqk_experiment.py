@@ -25,6 +25,8 @@ def test_declaration_carries_paper_c_recipe_at_every_scale():
         assert steps % every == 0
     mid, ref = exp.scale("mid"), exp.scale("reference")
     assert mid.model["block_size"] == 256 and mid.train["batch_size"] == 16
+    # the f32 attention opt-ins (no mid record predates them); paper_a's mid keeps the defaults
+    assert (mid.model["attn_layout"], mid.model["attn_query_blocks"]) == ("bhtd", 4)
     assert ref.train["warmup_steps"] == 200 and ref.train["eval_batches"] == 200
     assert {"fourier-qk", "multifourier-qk", "causal-morlet", "fixed-bin-dc"} <= {
         r.name for r in exp.rows

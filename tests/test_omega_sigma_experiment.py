@@ -23,6 +23,7 @@ def osc():
 
 
 def test_declaration_rows_scales_and_lr_rule(osc):
+    from experiments._scales import FAST_ATTENTION
     from experiments.paper_a import MID
 
     exp = load_experiment("omega_sigma_control", REPO)
@@ -35,7 +36,7 @@ def test_declaration_rows_scales_and_lr_rule(osc):
     assert "paper's setup" in exp.row(exp.baseline).label
     assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 1), ("mid", 2)]
     mid = exp.scale("mid")
-    assert mid.model == MID["model"]
+    assert mid.model == MID["model"] | FAST_ATTENTION
     assert {k: v for k, v in mid.train.items() if k != "lr"} == {
         k: v for k, v in MID["train"].items() if k != "lr"
     }

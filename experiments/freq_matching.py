@@ -312,15 +312,16 @@ def law_section(experiment: Experiment, scale: Scale, records: list[dict]) -> st
     return "\n".join(lines)
 
 
-def _law_judge(exp: Experiment, by_scale: dict):
-    """B1, 'theta* = c / W with c ~ 3.02 (theory pi)', judged on the copy task at scale
-    ``learned`` over the runs that learned the copy (at least 5 runs at 3 or more W):
-    reproduced if the free slope's 95% interval holds 1 and the slope-free c's 95% interval
-    meets [3.02, pi]; not reproduced otherwise. The runs that did not learn are counted."""
+def _law_judge(exp: Experiment, by_scale: dict, task: str = "copy"):
+    """B1 (task "copy") and B1r (task "repeat"), 'theta* = c / W with c ~ 3.02 (theory pi)',
+    judged on that task at scale ``learned`` over the runs that learned the copy (at least 5
+    runs at 3 or more W): reproduced if the free slope's 95% interval holds 1 and the
+    slope-free c's 95% interval meets [3.02, pi]; not reproduced otherwise. The runs that did
+    not learn are counted."""
     from mope_jax import claims as cl
 
     recs = [r for r in by_scale.get("learned", []) if r.get("analysis")]
-    runs = runs_of(recs).get("copy", [])
+    runs = runs_of(recs).get(task, [])
     learned = [r for r in runs if r["copy_accuracy"] >= LEARNED]
     if len(learned) < 5 or len({r["W"] for r in learned}) < 3:
         return cl.untested()
@@ -330,14 +331,19 @@ def _law_judge(exp: Experiment, by_scale: dict):
     evidence = (
         f"c = {f['c']:.2f} [{f['c_lo']:.2f}, {f['c_hi']:.2f}], free slope {f['slope']:.2f} "
         f"[{f['slope_lo']:.2f}, {f['slope_hi']:.2f}] (1 = the 1/W law), over the {len(learned)} "
-        f"of {len(runs)} copy runs that learned the copy, W = "
+        f"of {len(runs)} {task} runs that learned the copy, W = "
         f"{', '.join(str(w) for w in sorted({r['W'] for r in learned}))}, scale `learned`"
     )
+    rows = "copy-B*" if task == "copy" else "repeat-W*"
     return cl.Verdict(
         "reproduced" if slope_ok and c_ok else "not reproduced",
         evidence,
-        "copy-B*: declared causal (RoPE)",
+        f"{rows}: declared causal (RoPE)",
     )
+
+
+def _repeat_law_judge(exp: Experiment, by_scale: dict):
+    return _law_judge(exp, by_scale, task="repeat")
 
 
 def _claims():
@@ -351,6 +357,15 @@ def _claims():
             _law_judge,
             "mope-jax campaign run freq_matching --scale learned --rows "
             + ",".join(f"copy-B{b}" for b in BLOCKS),
+        ),
+        cl.Claim(
+            "B1r",
+            "(ours, issue 16: a second block task) the same law on the repeat task "
+            "([0, a_1..a_W, a_1..a_W], W = the repeat distance)",
+            "no number for this task (the paper's c ~ 3.02 is on its block data; theory pi)",
+            _repeat_law_judge,
+            "mope-jax campaign run freq_matching --scale learned --rows "
+            + ",".join(f"repeat-W{w}" for w in WIDTHS),
         ),
     )
 

@@ -145,3 +145,13 @@ def test_law_judge_counts_unlearned_runs_and_gives_each_verdict():
     assert fm._law_judge(exp, {"learned": records(3.1, 0.5)}).verdict == "not reproduced"
     assert fm._law_judge(exp, {"learned": records(9.0, 1.0)}).verdict == "not reproduced"
     assert fm._law_judge(exp, {"cpu": records(3.1, 1.0)}).verdict == "untested"
+    # B1r judges the repeat runs alone: copy runs that follow the law do not count for it
+    b1r = next(c for c in exp.claims if c.id == "B1r")
+    assert b1r.judge(exp, {"learned": records(3.1, 1.0)}).verdict == "untested"
+
+    def as_repeat(recs):
+        return [dict(r, analysis=dict(r["analysis"], task="repeat")) for r in recs]
+
+    v = b1r.judge(exp, {"learned": records(3.1, 1.0) + as_repeat(records(3.1, 0.1))})
+    assert v.verdict == "not reproduced" and "the 9 of 9 repeat runs" in v.evidence
+    assert b1r.judge(exp, {"learned": as_repeat(records(3.1, 1.0))}).verdict == "reproduced"

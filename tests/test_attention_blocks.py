@@ -33,7 +33,7 @@ def test_block_bounds_tile_the_rows_and_skip_the_future(t, n):
 
 
 def _small(fields: dict, blocks: int, t: int = 13) -> ModelConfig:
-    base = dict(block_size=t, n_layer=2, n_head=2, n_embd=32, dropout=0.0, vocab_size=17)
+    base = dict(block_size=t, n_layer=1, n_head=2, n_embd=32, dropout=0.0, vocab_size=17)
     return ModelConfig(**(base | fields | {"attn_query_blocks": blocks}))
 
 

@@ -273,33 +273,22 @@ class SelfAttention(nn.Module):
         bias = attn_bias(xn, positions, deterministic) if attn_bias is not None else None
 
         needs_rng = not deterministic and cfg.dropout > 0.0
+        # traced in the order of every earlier record's graph: mask, dropout key, attention
+        mask = causal_mask(t) if cfg.attn_query_blocks == 1 else None
+        common = dict(
+            bias=bias,
+            dropout_rate=cfg.dropout,
+            dropout_rng=self.make_rng("dropout") if needs_rng else None,
+            deterministic=deterministic,
+            dtype=mm,
+            layout=cfg.attn_layout,
+        )
         if cfg.attn_query_blocks > 1:
             y = blocked_attention(
-                q,
-                k,
-                v,
-                n_blocks=cfg.attn_query_blocks,
-                head_dim=d,
-                scores=scores,
-                bias=bias,
-                dropout_rate=cfg.dropout,
-                dropout_rng=self.make_rng("dropout") if needs_rng else None,
-                deterministic=deterministic,
-                dtype=mm,
-                layout=cfg.attn_layout,
+                q, k, v, n_blocks=cfg.attn_query_blocks, head_dim=d, scores=scores, **common
             )
         else:
-            y = attend(
-                scores,
-                v,
-                mask=causal_mask(t),
-                bias=bias,
-                dropout_rate=cfg.dropout,
-                dropout_rng=self.make_rng("dropout") if needs_rng else None,
-                deterministic=deterministic,
-                dtype=mm,
-                layout=cfg.attn_layout,
-            )
+            y = attend(scores, v, mask=mask, **common)
         y = y.reshape(b, t, e)  # (B,T,H,D) -> (B,T,E)
         y = dense(cfg, e, "c_proj")(y)
         return nn.Dropout(cfg.dropout)(y, deterministic=deterministic)

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+# The two f32 attention opt-ins of issue 14 (attention/core.py): heads next to the batch, and
+# the causal attention in 4 query blocks. At mid on 2 CPU cores: 17,896 vs 14,544 tokens/s for
+# the learned baseline (experiments/results/bench/bench_quick.md, 2026-12-01), +15-30% for
+# fourier-qk, a-mope and a-ega-m in a scratch A/B beside other jobs (commit message). Same
+# math, but float32 rounding differs from the defaults, so a campaign uses them only at scales
+# whose records were all made with them: fourierqk, omega_sigma_control and context_extension
+# at mid. paper_a's mid keeps the defaults its first records used (and is the comparison those
+# campaigns' rows are never paired with).
+FAST_ATTENTION = dict(attn_layout="bhtd", attn_query_blocks=4)
+
 # "mid" (issue 15): the papers' context T=256 and dropout 0.1, 4 layers x 4 heads of width 128,
 # 2000 steps x 16 windows (8.2M tokens, ~8 epochs of the train split), the papers' schedule
 # shape (linear warmup over 6% of the steps, as 300 of 5000, then cosine to 0) at lr 1e-3 for
@@ -9,13 +19,6 @@ from __future__ import annotations
 # parameters; evaluated every 500 steps on 50 random val batches. Shared by paper A
 # (experiments/paper_a.py), paper C (experiments/fourierqk.py, which adds its recipe), the
 # omega*sigma control and paper B's context extension.
-# The two f32 attention opt-ins of issue 14 (attention/core.py), ~15-30% more tokens/s at mid
-# on 2 CPU cores (experiments/results/bench): heads next to the batch, and the causal attention
-# in 4 query blocks. Same math, float32 rounding differs from the defaults, so a campaign uses
-# them only at scales whose records were all made with them: fourierqk, omega_sigma_control
-# and context_extension at mid. paper_a's mid keeps the defaults its first records used (and
-# is the comparison those campaigns' rows are never paired with).
-FAST_ATTENTION = dict(attn_layout="bhtd", attn_query_blocks=4)
 MID = dict(
     model=dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1),
     train=dict(

@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+from experiments._scales import FAST_ATTENTION
 from mope_jax.provenance import cpu_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,10 +128,9 @@ CONFIGS = {
     "mid": ("mid scale: 4 x 128, T=256, 4 heads, batch 16, dropout 0.1", MID),
 }
 CAUSAL_FILTER = "causal-gauss"
-# the fastest f32 opt-ins together (issue 14): heads next to the batch, and the causal
-# attention in 4 query blocks (model.attn_query_blocks, attention/core.py); both change the
-# float32 rounding, so neither is a default
-FAST_OPT_INS = ["model.attn_layout=bhtd", "model.attn_query_blocks=4"]
+# the fastest f32 opt-ins together (issue 14), as the mid campaigns use them
+# (experiments/_scales.py FAST_ATTENTION: bhtd layout, 4 causal query blocks)
+FAST_OPT_INS = [f"model.{k}={v}" for k, v in FAST_ATTENTION.items()]
 PROFILE_SECTION = (
     "where the time goes: profiles of one reference step (batch 2) and one nanoGPT-char step",
     PROFILE,

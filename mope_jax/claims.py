@@ -71,17 +71,23 @@ class Analysis:
 def decisive_scale(experiment, records_by_scale: dict, rows: Sequence[str]) -> str | None:
     """The largest declared scale whose records hold every row in ``rows`` with at least two
     seeds in common (None if none does)."""
-    from mope_jax.campaign import by_row
-
     best = None
     for sc in experiment.scales:  # declared smallest to largest
-        if sc.name == "smoke":  # a pipeline check, never evidence
-            continue
-        recs = by_row(records_by_scale.get(sc.name, []))
-        seeds = [{int(r["seed"]) for r in recs.get(row, [])} for row in rows]
-        if seeds and len(set.intersection(*seeds)) >= 2:
+        if holds(records_by_scale, sc.name, rows):
             best = sc.name
     return best
+
+
+def holds(records_by_scale: dict, scale: str, rows: Sequence[str]) -> bool:
+    """Whether the records of ``scale`` (never smoke: a pipeline check, not evidence) hold every
+    row in ``rows`` with at least two seeds in common."""
+    from mope_jax.campaign import by_row
+
+    if scale == "smoke":
+        return False
+    recs = by_row(records_by_scale.get(scale, []))
+    seeds = [{int(r["seed"]) for r in recs.get(row, [])} for row in rows]
+    return bool(seeds) and len(set.intersection(*seeds)) >= 2
 
 
 def difference(experiment, records: list[dict], a: str, b: str):

@@ -44,6 +44,24 @@ def test_a_gain_in_a_row_that_sees_the_future_is_a_leak_and_in_a_causal_row_repr
     assert judge("C4", {"cpu": records({"learned": base, **flat})}).verdict == "reproduced"
 
 
+def test_causal_kernels_are_judged_at_the_largest_scale_holding_the_kernels_it_plans():
+    base, flat, gain = [2.0, 2.1, 2.05], [2.0, 2.12, 2.04], [1.0, 1.1, 1.02]
+    cpu = records({"learned": base, **{k: flat for k in fourierqk.CAUSAL_KERNELS}})
+    mid_kernels = fourierqk._kernels_at(
+        next(s for s in fourierqk.EXPERIMENT.scales if s.name == "mid")
+    )
+    assert "causal-mexhat" not in mid_kernels and "causal-morlet" in mid_kernels
+    # mid holds only one of its two kernels: still judged at cpu
+    partial = records({"learned": base, "causal-gauss": gain})
+    v = judge("C4", {"cpu": cpu, "mid": partial})
+    assert v.verdict == "reproduced" and "scale `cpu`" in v.evidence and "mid" not in v.evidence
+    # mid holds both: judged there, without the kernel mid does not plan, and says so
+    full = records({"learned": base, **{k: gain for k in mid_kernels}})
+    v = judge("C4", {"cpu": cpu, "mid": full})
+    assert v.verdict == "not reproduced" and "scale `mid`" in v.evidence
+    assert "causal-mexhat not planned at `mid`" in v.evidence and "causal-mexhat" not in v.causality
+
+
 def test_untested_without_two_common_seeds_at_a_non_smoke_scale():
     base, gain = [2.0, 2.1, 2.05], [1.0, 1.1, 1.02]
     assert judge("C1", {}).verdict == "untested"

@@ -8,8 +8,10 @@ Runtime per run (one row's seeds train together as one program; wall time per ru
 compilation, evaluation, spectra summary and audit; measured with `nice -n 5` on a 2-core CPU
 with other jobs beside it, load average ~5): smoke 10-25 s (all 10 rows x 2 seeds: 293 s,
 the EGA rows the slowest); cpu ~14 s (a-baseline: 3 seeds in 43 s, 55 s with start-up; its
-values equal the earlier single-script table's bitwise). mid and reference are not measured
-(mid: a GPU or a long CPU session; reference: a GPU/TPU).
+values equal the earlier single-script table's bitwise). mid (3 seeds per row, 5 for
+HEADLINE_ROWS): 19-74 min per run on the 2-core Intel Xeon (group_wall_s / seeds in the first
+13 records' ``campaign`` field, 2026-11-30/12-01; the spread is mostly what ran beside them,
+usually another campaign). reference is not measured (a GPU/TPU).
 Claim (paper A, single seed, reference scale): val loss learned-PE 1.474, sin/cos 1.5863,
 RoPE 1.4637, MOPE 1.5060, EGA-1 1.3821, EGA-MORLET 1.3550 (nats/char).
 
@@ -93,6 +95,10 @@ def _once_at_the_end(train: dict) -> dict:
     n = train["max_steps"]
     return train | dict(eval_interval=n, checkpoint_interval=n, log_interval=n)
 
+
+# The rows behind a headline verdict (MOPE vs baseline, EGA-MORLET vs MOPE, the paper's gate vs
+# the causal one) get 5 seeds at mid (issue 15); the others 3.
+HEADLINE_ROWS = ("a-baseline", "a-mope", "a-ega-morlet", "a-ega-morlet-causal")
 
 EGA_PAIRS = [  # (with gate, without gate, gate)
     ("a-ega1", "a-baseline", "paper's full z-norm (NON-CAUSAL)"),
@@ -341,7 +347,7 @@ EXPERIMENT = Experiment(
     scales=(
         Scale("smoke", SCALES["smoke"]["model"], _once_at_the_end(SCALES["smoke"]["train"]), 2),
         Scale("cpu", SCALES["cpu"]["model"], _once_at_the_end(SCALES["cpu"]["train"]), 3),
-        Scale("mid", MID["model"], MID["train"], 3),
+        Scale("mid", MID["model"], MID["train"], 3, row_seeds={r: 5 for r in HEADLINE_ROWS}),
         Scale("reference", {}, {}, 3),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
     ),
     baseline="a-baseline",

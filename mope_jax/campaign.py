@@ -117,7 +117,9 @@ class Scale:
     whose points depend on the scale lists its own; the baseline must be one of them).
     row_overrides: ``{row name: dotted overrides}`` applied after that row's own overrides at
     this scale only (a row whose steps or data size differ per scale, e.g. a task that trains
-    longer than the others at one scale)."""
+    longer than the others at one scale).
+    row_seeds: ``{row name: seeds}`` for rows planned with another number of seeds than
+    ``seeds`` at this scale (e.g. more seeds for the rows behind a headline verdict)."""
 
     name: str
     model: dict
@@ -126,6 +128,11 @@ class Scale:
     data: dict | None = None
     row_overrides: dict | None = None
     rows: tuple[str, ...] | None = None
+    row_seeds: dict | None = None
+
+    def seeds_of(self, row: str) -> int:
+        """How many seeds (0..n-1) this scale plans for ``row``."""
+        return int((self.row_seeds or {}).get(row, self.seeds))
 
 
 Section = Callable[["Experiment", "Scale", list], str]
@@ -202,6 +209,13 @@ class Experiment:
             unknown = sorted(set(s.row_overrides or {}) - rows)
             if unknown:
                 raise CampaignError(f"{where}: scale {s.name} row_overrides name no row {unknown}")
+            unknown = sorted(set(s.row_seeds or {}) - set(s.rows if s.rows is not None else rows))
+            if unknown:
+                raise CampaignError(
+                    f"{where}: scale {s.name} row_seeds name rows it does not plan {unknown}"
+                )
+            if any(int(n) < 1 for n in (s.row_seeds or {}).values()):
+                raise CampaignError(f"{where}: scale {s.name} row_seeds need at least one seed")
             if s.rows is not None:
                 object.__setattr__(s, "rows", tuple(s.rows))
                 unknown = [n for n in s.rows if n not in rows]
@@ -423,6 +437,7 @@ class Campaign:
     seeds: list[int]
     rows: list[Row]
     data: dict
+    row_seeds: dict = field(default_factory=dict)  # {row name: its seeds}, where not ``seeds``
     _prepared: dict = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -450,6 +465,13 @@ class Campaign:
         n = sc.seeds if seeds is None else int(seeds)
         if n < 1:
             raise CampaignError(f"--seeds {n}: a campaign needs at least one seed")
+        per_row = {}  # an explicit --seeds applies to every selected row
+        if seeds is None:
+            per_row = {
+                r.name: list(range(sc.seeds_of(r.name)))
+                for r in selected
+                if sc.seeds_of(r.name) != n
+            }
         return cls(
             experiment,
             sc,
@@ -457,7 +479,12 @@ class Campaign:
             list(range(n)),
             selected,
             data_fields(experiment, sc, root, corpus),
+            per_row,
         )
+
+    def seeds_of(self, row: Row) -> list[int]:
+        """The seeds planned for ``row``."""
+        return self.row_seeds.get(row.name, self.seeds)
 
     @property
     def results_dir(self) -> Path:
@@ -541,7 +568,7 @@ def plan(c: Campaign) -> list[RowPlan]:
     out = []
     for row in c.rows:
         done, missing, stale = [], [], []
-        for s in c.seeds:
+        for s in c.seeds_of(row):
             path = c.record_path(row.name, s)
             if not path.is_file():
                 missing.append(s)
@@ -555,7 +582,7 @@ def plan(c: Campaign) -> list[RowPlan]:
                 diff.append(f"corpus sha256 {sha(old_id)} -> {sha(new_id)}")
             (stale.append((s, "; ".join(diff))) if diff else done.append(s))
         have = {int(m.group(1)) for f in _row_files(c, row) if (m := RECORD_RE.match(f.name))}
-        extra = sorted(have - set(c.seeds))
+        extra = sorted(have - set(c.seeds_of(row)))
         out.append(
             RowPlan(
                 row,
@@ -584,13 +611,16 @@ def display(row: Row, causal: bool) -> str:
 
 def format_plan(c: Campaign, plans: list[RowPlan]) -> str:
     n_rows = len(plans)
+    others = [(p.row.name, len(c.seeds_of(p.row))) for p in plans if p.row.name in c.row_seeds]
     lines = [
         f"campaign {c.experiment.name}, scale {c.scale.name}: {n_rows} rows x "
-        f"{len(c.seeds)} seeds ({_seeds_text(c.seeds)}); records in {_rel(c.records_dir, c.root)}"
+        f"{len(c.seeds)} seeds ({_seeds_text(c.seeds)})"
+        + "".join(f", {r} {k}" for r, k in others)
+        + f"; records in {_rel(c.records_dir, c.root)}"
     ]
     width = max(len(display(p.row, p.declared_causal)) for p in plans)
     for p in plans:
-        parts = [f"done {len(p.done)}/{len(c.seeds)}"]
+        parts = [f"done {len(p.done)}/{len(c.seeds_of(p.row))}"]
         if p.missing:
             parts.append(f"missing seeds {_seeds_text(p.missing)}")
         if p.stale:
@@ -598,7 +628,7 @@ def format_plan(c: Campaign, plans: list[RowPlan]) -> str:
         if p.extra:
             parts.append(f"also seeds {_seeds_text(p.extra)}")
         lines.append(f"  {display(p.row, p.declared_causal):<{width}}  " + ", ".join(parts))
-    total = len(plans) * len(c.seeds)
+    total = sum(len(c.seeds_of(p.row)) for p in plans)
     missing = sum(len(p.missing) for p in plans)
     stale = sum(len(p.stale) for p in plans)
     lines.append(
@@ -1245,7 +1275,9 @@ def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) ->
         f"Scale `{sc.name}`: T={m.block_size}, E={m.n_embd}, {m.n_layer} layers x {m.n_head} "
         f"heads, dropout {m.dropout}; {t.max_steps} steps x {t.batch_size} windows, AdamW lr "
         f"{t.lr:g} (warmup {t.warmup_steps}, cosine), weight decay {t.weight_decay:g}; "
-        f"{t.eval_batches} eval batches per split; {sc.seeds} seeds planned."
+        f"{t.eval_batches} eval batches per split; {sc.seeds} seeds planned"
+        + "".join(f", {k} for `{r}`" for r, k in (sc.row_seeds or {}).items())
+        + "."
     )
     if sc.row_overrides:
         text += (

@@ -222,6 +222,41 @@ def test_scale_rows_plan_and_table_only_the_rows_of_that_scale(tmp_path):
         campaign.Experiment("x", "x", rows, (campaign.Scale("s", small, {}, 1, rows=("x",)),), "b")
 
 
+def test_scale_row_seeds_plan_more_seeds_for_some_rows(tmp_path):
+    """Scale.row_seeds: the rows behind a headline verdict can plan more seeds than the others;
+    status counts them, an explicit --seeds applies to every row, and a row the scale does
+    not plan (or a seed count below 1) is refused."""
+    small = dict(block_size=16, n_layer=1, n_head=2, n_embd=16)
+    rows = (campaign.Row("b", "learned"), campaign.Row("x", "learned", ("train.lr=2e-3",)))
+    exp = campaign.Experiment(
+        "x", "X", rows, (campaign.Scale("s", small, {}, 2, row_seeds={"b": 4}),), "b"
+    )
+    (root := tmp_path / "r" / "experiments").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    c = campaign.Campaign.open(exp, "s", root.parent)
+    assert c.seeds_of(rows[0]) == [0, 1, 2, 3] and c.seeds_of(rows[1]) == [0, 1]
+    plans = {p.row.name: p for p in campaign.plan(c)}
+    assert plans["b"].missing == (0, 1, 2, 3) and plans["x"].missing == (0, 1)
+    text = campaign.format_plan(c, list(plans.values()))
+    assert "2 rows x 2 seeds (0, 1), b 4;" in text and "done 0/4, missing seeds 0, 1, 2, 3" in text
+    assert "total: 0 of 6 runs done, 6 missing" in text
+    assert "2 seeds planned, 4 for `b`." in campaign.render_campaign(exp, "s", [])
+    explicit = campaign.Campaign.open(exp, "s", root.parent, seeds=3)
+    assert explicit.seeds_of(rows[0]) == explicit.seeds_of(rows[1]) == [0, 1, 2]
+    with pytest.raises(CampaignError, match=r"row_seeds name rows it does not plan \['x'\]"):
+        campaign.Experiment(
+            "x",
+            "X",
+            rows,
+            (campaign.Scale("s", small, {}, 1, rows=("b",), row_seeds={"x": 3}),),
+            "b",
+        )
+    with pytest.raises(CampaignError, match="row_seeds need at least one seed"):
+        campaign.Experiment(
+            "x", "X", rows, (campaign.Scale("s", small, {}, 1, row_seeds={"x": 0}),), "b"
+        )
+
+
 def fake_records(values: dict[str, list[float | None]]) -> list[dict]:
     recs = []
     for i, (row, vals) in enumerate(values.items()):

@@ -137,8 +137,7 @@ def igsm_file(scale: str) -> Path:
     """The arithmetic training text of a scale (deterministic; rewritten only when missing or
     different, never committed)."""
     path = pb.RUNS / scale / "igsm_train.txt"
-    ids = igsm.igsm_stream(IGSM_CHARS[scale], seed=2024, ops_range=(1, 2), ops=OPS)
-    text = igsm.decode(ids)
+    text = igsm.igsm_text(IGSM_CHARS[scale], seed=2024, ops_range=(1, 2), ops=OPS)
     if not path.is_file() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

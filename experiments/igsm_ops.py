@@ -64,7 +64,7 @@ W_PROBLEMS, W_SEED = 2000, 7
 def data_file(k: int, chars: int) -> Path:
     """The k-operation training text (deterministic; rewritten only when missing or different)."""
     path = pb.RUNS / "igsm_ops" / f"ops{k}_{chars}.txt"
-    text = igsm.decode(igsm.igsm_stream(chars, seed=2024 + k, ops_range=(k, k), ops=OPS))
+    text = igsm.igsm_text(chars, seed=2024 + k, ops_range=(k, k), ops=OPS)
     if not path.is_file() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

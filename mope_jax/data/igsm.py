@@ -24,6 +24,8 @@ numpy only; the answer metric (greedy decoding with a model) is :func:`answer_ac
 
 from __future__ import annotations
 
+import functools
+
 import re
 import string
 from dataclasses import dataclass
@@ -195,6 +197,20 @@ def igsm_stream(
     modulus: int = MODULUS,
 ) -> np.ndarray:
     """(num_chars,) int32 ids of concatenated problems (text + solution), vocabulary VOCAB."""
+    return encode(igsm_text(num_chars, seed=seed, ops_range=ops_range, ops=ops, modulus=modulus))
+
+
+@functools.lru_cache(maxsize=16)
+def igsm_text(
+    num_chars: int,
+    *,
+    seed: int | tuple[int, ...],
+    ops_range: tuple[int, int] = (1, 2),
+    ops: tuple[str, ...] = ("+", "-", "*"),
+    modulus: int = MODULUS,
+) -> str:
+    """The text of :func:`igsm_stream` (``decode(igsm_stream(...))``), cached per process: the
+    experiments write their training files from it whenever they are imported."""
     rng = np.random.default_rng(seed)
     lo, hi = ops_range
     parts, total = [], 0
@@ -202,7 +218,7 @@ def igsm_stream(
         p = make_problem(rng, num_ops=int(rng.integers(lo, hi + 1)), ops=ops, modulus=modulus)
         parts.append(p.text)
         total += len(p.text)
-    return encode("".join(parts)[:num_chars])
+    return "".join(parts)[:num_chars]
 
 
 def answer_accuracy(

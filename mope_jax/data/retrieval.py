@@ -18,6 +18,8 @@ numpy only.
 
 from __future__ import annotations
 
+import functools
+
 import string
 
 import numpy as np
@@ -49,8 +51,10 @@ def example(rng: np.random.Generator, length: int) -> tuple[str, int]:
     return text, len(text) - 2
 
 
+@functools.lru_cache(maxsize=16)
 def stream(num_chars: int, length: int, *, seed: int) -> str:
-    """Concatenated examples of ``length`` characters, cut to ``num_chars``."""
+    """Concatenated examples of ``length`` characters, cut to ``num_chars`` (cached per process:
+    the experiments write their training files from it whenever they are imported)."""
     rng = np.random.default_rng(seed)
     parts = [example(rng, length)[0] for _ in range(-(-num_chars // length))]
     return "".join(parts)[:num_chars]

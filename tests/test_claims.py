@@ -62,6 +62,24 @@ def test_causal_kernels_are_judged_at_the_largest_scale_holding_the_kernels_it_p
     assert "causal-mexhat not planned at `mid`" in v.evidence and "causal-mexhat" not in v.causality
 
 
+def test_growth_from_cpu_to_mid_needs_a_growing_bilateral_row_and_no_growing_kernel():
+    base = [2.0, 2.1, 2.05]
+    rows = (*fourierqk.BILATERAL_PAPER_ROWS, *fourierqk.GROWTH_KERNELS)
+
+    def scale(gain: dict[str, float]) -> list[dict]:  # gains per row, with a little seed noise
+        vals = {r: [b - gain.get(r, 0.1) + 0.01 * i for i, b in enumerate(base)] for r in rows}
+        return records({"learned": base, **vals}, leaks=fourierqk.BILATERAL_PAPER_ROWS)
+
+    cpu = scale({})
+    assert judge("C5", {"cpu": cpu}).verdict == "untested"  # mid has no records
+    v = judge("C5", {"cpu": cpu, "mid": scale({"fourier-qk": 0.5})})
+    assert v.verdict == "reproduced" and "fourier-qk: -0.090 (n 3) at cpu, -0.490" in v.evidence
+    assert "(grows)" in v.evidence and "`fourier-qk` NON-CAUSAL, audit LEAKS" in v.causality
+    both = judge("C5", {"cpu": cpu, "mid": scale({"fourier-qk": 0.5, "causal-morlet": 0.4})})
+    assert both.verdict == "not reproduced"  # a causal kernel's gain grew as well
+    assert judge("C5", {"cpu": cpu, "mid": scale({})}).verdict == "not reproduced"
+
+
 def test_untested_without_two_common_seeds_at_a_non_smoke_scale():
     base, gain = [2.0, 2.1, 2.05], [1.0, 1.1, 1.02]
     assert judge("C1", {}).verdict == "untested"

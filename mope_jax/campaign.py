@@ -725,18 +725,61 @@ def measure_step(cfg, steps: int = 3) -> tuple[float, float]:
     return max(t1 - t0 - (t2 - t1), 0.0), step
 
 
+def _run_seconds(cfg, step_s: float) -> float:
+    """One run's training and evaluation seconds from its seconds per training step (an
+    evaluation batch counted as a forward pass, ~1/3 of a step)."""
+    t = cfg.train
+    evals = math.ceil(t.max_steps / t.eval_interval)
+    return t.max_steps * step_s + evals * 2 * t.eval_batches * step_s / 3
+
+
 def estimate_by_measuring(c: Campaign, row: Row) -> Estimate:
     cfg = c.config(row)
     compile_s, step_s = measure_step(cfg)
-    t = cfg.train
-    evals = math.ceil(t.max_steps / t.eval_interval)
-    per_run = t.max_steps * step_s + evals * 2 * t.eval_batches * step_s / 3  # forward ~ 1/3
+    per_run = _run_seconds(cfg, step_s)
     programs = 3 if c.experiment.audit else 2  # training, evaluation (and the audit's)
     return Estimate(
         {r.name: per_run for r in c.rows},
         programs * compile_s,
         f"measured on {row.name}: {step_s * 1e3:.1f} ms/step, compile {compile_s:.1f} s",
     )
+
+
+def estimate_rows(c: Campaign, plans: list[RowPlan] | None = None, log=print) -> str:
+    """``campaign estimate``: measure one seed's training step of every row with missing seeds
+    (compile, then 2 x 3 timed steps; nothing is saved) and return the per-row table and the
+    total, for planning before a run."""
+    plans = plan(c) if plans is None else plans
+    todo = [p for p in plans if p.missing]
+    head = f"campaign {c.experiment.name}, scale {c.scale.name}"
+    if not todo:
+        return f"{head}: nothing to train (every planned run has its record)"
+    programs = 3 if c.experiment.audit else 2
+    width = max(len(p.row.name) for p in todo)
+    lines = [
+        f"{head}: measured now on this machine, one seed per row (compile, then 2 x 3 timed "
+        "steps); a run = its training steps plus evaluation at ~1/3 of a step per batch; a "
+        "row's missing seeds train together, one after another",
+        f"  {'row':<{width}}  ms/step  compile  per run     missing  row total",
+    ]
+    total = 0.0
+    for p in todo:
+        log(f"measuring {p.row.name} ...")
+        cfg = c.config(p.row)
+        compile_s, step_s = measure_step(cfg)
+        per_run = _run_seconds(cfg, step_s)
+        row_s = programs * compile_s + len(p.missing) * per_run
+        total += row_s
+        lines.append(
+            f"  {p.row.name:<{width}}  {step_s * 1e3:7.1f}  {compile_s:5.1f} s  "
+            f"{_minutes(per_run):>10}  {len(p.missing):7d}  {_minutes(row_s):>9}"
+        )
+    runs = sum(len(p.missing) for p in todo)
+    lines.append(
+        f"total: {runs} runs, ~{_minutes(total)} ({total / 3600:.1f} h) for this campaign alone "
+        "on this machine; anything running beside it slows it"
+    )
+    return "\n".join(lines)
 
 
 def _minutes(s: float) -> str:

@@ -359,8 +359,9 @@ def cmd_demo(args) -> int:
 
 
 def cmd_campaign(args) -> int:
-    """``campaign status|run|analyze``: the plan of an experiment's campaign, train what it
-    lacks, or add a later-declared analysis to its records from the local checkpoints."""
+    """``campaign status|run|estimate|analyze``: the plan of an experiment's campaign, train
+    what it lacks, measure how long that would take, or add a later-declared analysis to its
+    records from the local checkpoints."""
     import shlex
 
     from mope_jax import campaign
@@ -383,6 +384,9 @@ def cmd_campaign(args) -> int:
             f"{', '.join(s.name for s in exp.scales)}"
         )
     c = campaign.Campaign.open(exp, args.scale, root, **opts)
+    if args.action == "estimate":
+        print(campaign.estimate_rows(c, log=lambda m: print(m, file=sys.stderr)))
+        return 0
     if args.action == "analyze":
         campaign.analyze_records(c, work_dir=args.work_dir)
         return 0
@@ -565,15 +569,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "campaign",
-        help="an experiment's campaign: status (the plan) or run (train the runs without a record)",
+        help="an experiment's campaign: status (the plan), run (train the runs without a record), "
+        "estimate (how long they would take) or analyze",
         description="experiments/<name>.py declares EXPERIMENT = Experiment(...); records go to "
         "experiments/results/<name>/<scale>/records/<row>/seed<s>.json, the table to table.md",
     )
     p.add_argument(
         "action",
-        choices=("run", "status", "analyze"),
-        help="analyze: add the experiment's analysis to records that lack it, from the local "
-        "checkpoints (nothing is trained)",
+        choices=("run", "status", "estimate", "analyze"),
+        help="estimate: measure each row's training step and print the time the missing runs "
+        "need (nothing is trained or saved); analyze: add the experiment's analysis to records "
+        "that lack it, from the local checkpoints (nothing is trained)",
     )
     p.add_argument("experiment", help="the module experiments.<name> (e.g. paper_a)")
     p.add_argument("--scale", default=None, help="one of the experiment's scales")

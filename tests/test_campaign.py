@@ -130,6 +130,22 @@ def test_plan_status_and_bad_input(tmp_path, capsys):
         assert len(err) == 1 and err[0].startswith("error: ") and msg in err[0], err
 
 
+def test_estimate_measures_each_row_with_missing_seeds(tmp_path, capsys):
+    root = make_root(tmp_path / "repo", audit=False)
+    assert main(["campaign", "estimate", "tiny", "--scale", "t", "--root", str(root)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    rows = {
+        line.split()[0]: line.split()
+        for line in out
+        if line.startswith("  ") and "ms/step" not in line
+    }
+    assert set(rows) == {"base", "fast"} and all(float(r[1]) > 0 for r in rows.values())
+    assert all(r[-3] == "2" for r in rows.values())  # two missing seeds per row
+    assert out[-1].startswith("total: 4 runs, ~")
+    assert not list((root / "experiments" / "results").glob("**/*.json"))  # nothing recorded
+    assert main(["campaign", "estimate", "tiny", "--root", str(root)]) == 2  # needs --scale
+
+
 def test_noncausal_rows_are_allowed_and_labelled():
     exp = campaign.Experiment(
         name="x",

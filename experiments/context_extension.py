@@ -23,11 +23,11 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           AVX2 2-core EPYC, its printed row times): language 68 s, arithmetic 638 s, retrieval
           192 s per 3-seed row; fine-tune rows 37-81 s; ~25 min for all 27 runs.
           mid (issue 15's scale: every task at L = 256, 4 x 128, 4 heads, dropout 0.1, 2000
-          steps, lr 1e-3 warmup 6% + cosine; fine-tunes 1000 steps at 512, batch 8): declared,
-          not run yet. Estimate, not a measurement of this campaign: paper_a's mid records took
-          4476-4564 s per 3-seed row of the same model beside other work (train_seconds in
-          experiments/results/paper_a/mid/records), so ~75 min per base row here and several
-          hours for the whole scale.
+          steps, lr 1e-3 warmup 6% + cosine; fine-tunes 1000 steps at 512, batch 8):
+          `mope-jax campaign estimate context_extension --scale mid` (2026-12-01, Intel Xeon
+          2 cores, campaigns paused) measured 257-261 ms/step for the base rows (9.1-9.3 min
+          per run) and 331-352 for the fine-tunes (5.6-5.9 min), 3.1 h of training for the 27
+          runs alone, before the analyses (the arithmetic rows' greedy decoding the largest).
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy. In the ledger as

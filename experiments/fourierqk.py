@@ -8,8 +8,11 @@ Command:  mope-jax campaign run fourierqk --scale cpu --rows learned,fourier-qk,
 Writes:   experiments/results/fourierqk/<scale>/records/<row>/seed<s>.json and table.md
 Runtime per run: smoke ~10-30 s (2-core CPU under load); cpu ~20-150 s per row of 3 seeds as
 measured by the single-script version (17 rows x 3 seeds: 17.6 min on a shared 2-core CPU);
-mid (T=256, 4 x 128, 2000 steps: ``experiments.paper_a.MID`` plus paper C's recipe) ~13 min
-per run on 2 cores (measured on paper A's baseline at mid: 366 ms/step); reference: a GPU/TPU.
+mid (T=256, 4 x 128, 2000 steps: ``experiments._scales.MID`` plus paper C's recipe and the f32
+attention opt-ins): `mope-jax campaign estimate fourierqk --scale mid` (2026-12-01, Intel Xeon
+2 cores, campaigns paused) measured 128 (fnet) to 493 (multifourier-qk) ms/step, 4.6-17.5 min
+per run alone, 6.1 h for the 32 runs then missing; the first record (learned seed 0) took
+734 s with compilation, evaluation and audit, beside another campaign. reference: a GPU/TPU.
 Claim (paper C, reference scale): val loss baseline 1.474, Random-QK 1.031, Fourier-QK 0.608,
 MultiFourier-QK 0.309 (0.236 +- 0.019 over seeds); causal time-domain kernels do not beat the
 baseline; learned MultiFourier periods ~49/27/10/6 tokens.

@@ -10,8 +10,11 @@ Runtime per run (wall time of one row's seeds, compilation, evaluation, summary 
 included; `nice -n 5` on a shared 2-core CPU, load average ~8): smoke 8-27 s (all 24 rows x 1
 seed: 373 s); cpu ~60 s per MOPE cell as measured by the single-script version (12 MOPE cells,
 1 seed: 750 s), the EGA-M cells slower;
-mid (``experiments.paper_a.MID``: T=256, 4 x 128, 2000 steps) ~13 min per seed on 2 cores, i.e.
-a GPU for the 24 rows x 2 seeds of issue 15.
+mid (``experiments._scales.MID`` with the f32 attention opt-ins: T=256, 4 x 128, 2000 steps):
+`mope-jax campaign estimate omega_sigma_control --scale mid --rows
+mope-wd_on-init_boundary-clamp,ega-m-wd_on-init_boundary-clamp` (2026-12-01, Intel Xeon 2 cores,
+campaigns paused) measured 270 / 289 ms/step, 9.6 / 10.3 min per run alone: ~8 h of this CPU for
+the 24 rows x 2 seeds of issue 15.
 Claim (paper A, A5): all 128 (omega, sigma) pairs converge to omega sigma = 5.000, sigma in
 [1.49, 4.50], omega in [1.11, 3.35].
 Suspicion (DESIGN.md section 1): the setup produces it -- init ON the boundary, weight decay 0.1

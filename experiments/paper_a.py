@@ -11,7 +11,11 @@ the EGA rows the slowest); cpu ~14 s (a-baseline: 3 seeds in 43 s, 55 s with sta
 values equal the earlier single-script table's bitwise). mid (3 seeds per row, 5 for
 HEADLINE_ROWS): 19-74 min per run on the 2-core Intel Xeon (group_wall_s / seeds in the first
 13 records' ``campaign`` field, 2026-11-30/12-01; the spread is mostly what ran beside them,
-usually another campaign). reference is not measured (a GPU/TPU).
+usually another campaign). `mope-jax campaign estimate paper_a --scale mid` (2026-12-01,
+campaigns paused) measured ~306-364 ms/step alone for most rows (11-13 min per run), 641-663 for
+the causal prefix gates (23 min) and 2063 for a-morlet-rope (73 min: its envelope is a scan
+over 16 frequency groups of (B,H,T,S) terms; three fused rewrites tried in scratch were slower
+on XLA:CPU). reference is not measured (a GPU/TPU).
 Claim (paper A, single seed, reference scale): val loss learned-PE 1.474, sin/cos 1.5863,
 RoPE 1.4637, MOPE 1.5060, EGA-1 1.3821, EGA-MORLET 1.3550 (nats/char).
 

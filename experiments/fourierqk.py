@@ -58,7 +58,7 @@ from mope_jax.analysis import diagnostics as dg  # noqa: E402
 from mope_jax.analysis.stats import summarize  # noqa: E402
 from mope_jax.attention import spectral  # noqa: E402
 from mope_jax import claims as cl  # noqa: E402
-from mope_jax.campaign import Experiment, Row, Scale, by_row  # noqa: E402
+from mope_jax.campaign import Experiment, Row, Scale, by_row, contrast  # noqa: E402
 from mope_jax.config import Config  # noqa: E402
 from mope_jax.presets import apply_variant, model_variants  # noqa: E402
 
@@ -385,12 +385,7 @@ GROWTH_SCALES = ("cpu", "mid")
 
 def _gains(exp: Experiment, recs: list[dict], row: str) -> list[float]:
     """Per-seed paired gains row - learned (the seeds both have)."""
-    r = by_row(recs)
-    a = {int(x["seed"]): x[exp.metric] for x in r.get(row, []) if x.get(exp.metric) is not None}
-    b = {
-        int(x["seed"]): x[exp.metric] for x in r.get("learned", []) if x.get(exp.metric) is not None
-    }
-    return [a[s] - b[s] for s in sorted(set(a) & set(b))]
+    return contrast(by_row(recs), [(row, 1.0), ("learned", -1.0)], exp.metric)[1]
 
 
 def _growth_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:

@@ -201,8 +201,15 @@ def _ft_train(name: str, base: str) -> tuple[str, ...]:
     return out
 
 
+# Not planned at mid: the fine-tunes of ``retrieval``. Its base models did not learn the lookup
+# at mid (answer accuracy 0.11 at L, the chance level of one digit in ten, 3 of 3 seeds; as at
+# cpu), so fine-tuning them at 2L would compare two rules on a model without the skill.
+MID_SKIPPED = ("retrieval-ft-none", "retrieval-ft-pi")
+
+
 def _mid_scale() -> Scale:
-    """mid: every task at L = 256 with _scales.MID's model and schedule (rope variant)."""
+    """mid: every task at L = 256 with _scales.MID's model and schedule (rope variant), every
+    row but MID_SKIPPED."""
     data = {
         "arithmetic": (f"data.path={igsm_file('mid')}",),
         "retrieval": (f"data.path={retrieval_file('mid')}",),
@@ -218,6 +225,12 @@ def _mid_scale() -> Scale:
         dict(MID_TRAIN),
         seeds=len(SCALES["mid"]["seeds"]),
         row_overrides=row_overrides,
+        rows=tuple(
+            n
+            for n in ("language", "arithmetic", "retrieval")
+            + tuple(ft_name(b, r) for b in BASES for r in FT_RULES)
+            if n not in MID_SKIPPED
+        ),
     )
 
 

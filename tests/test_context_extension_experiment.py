@@ -74,6 +74,10 @@ def test_declaration_keeps_the_single_script_settings():
             assert (f.model.rope_scaling, f.model.n_layer, f.model.dropout) == (rule, 4, 0.1)
             assert (f.train.batch_size, f.train.max_steps) == (8, 1000)
             assert f.data == c.data
+    # mid plans every row but the retrieval fine-tunes (its base models did not learn the lookup)
+    plans = {s.name: s.rows for s in exp.scales}
+    assert plans["smoke"] is None and plans["cpu"] is None
+    assert plans["mid"] == tuple(n for n in [*bases, *ft] if not n.startswith("retrieval-ft"))
     smoke = cfg[("smoke", "arithmetic")]
     assert smoke.train.max_steps == 20 and "smoke" in smoke.data.path
     assert "## Context extension" not in render_campaign(exp, "cpu", [])

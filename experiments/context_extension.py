@@ -28,6 +28,11 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           2 cores, campaigns paused) measured 257-261 ms/step for the base rows (9.1-9.3 min
           per run) and 331-352 for the fine-tunes (5.6-5.9 min), 3.1 h of training for the 27
           runs alone, before the analyses (the arithmetic rows' greedy decoding the largest).
+          Measured as campaigns (2026-12-01, same machine, each beside another campaign, the
+          row times they printed): language 4554 s, retrieval 3243 s, arithmetic 7501 s per
+          3-seed row, of which the arithmetic analysis (greedy decoding up to 4L = 1024, 500
+          teacher-forced problems per method and length) took ~80 min; fine-tunes 1776-1904 s
+          per 3-seed row (language).
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,
 and a lower perplexity under PI does not imply a higher answer accuracy. In the ledger as
@@ -40,7 +45,10 @@ when this module is imported, if missing or different) and ``retrieval`` (paper 
 setting, mope_jax.data.retrieval: key-value records spread over the context, the query at the
 end, examples of exactly L = 128 characters; its answer accuracy is one forward pass per
 example, so RETRIEVAL_PROBLEMS = 500 per (method, s) at cpu: a 5-point difference is
-resolvable), each with its ``-ft-none`` / ``-ft-pi`` fine-tunes. Baseline: ``language``, the domain
+resolvable), each with its ``-ft-none`` / ``-ft-pi`` fine-tunes. The retrieval models did not
+learn the lookup at cpu or at mid (answer accuracy at L at the chance level of one digit in
+ten, every seed; the tables show it), so that setting tests nothing about the extension
+methods, and mid does not plan its fine-tunes (MID_SKIPPED). Baseline: ``language``, the domain
 where the paper says PI works, against which arithmetic is the contrast. The two rows differ
 in data and length, so their val-loss difference in the campaign table tests nothing; the
 study is in the sections: the extension table (every method at s = 1, 2, 4; mean +- sd

@@ -235,8 +235,7 @@ def _mid_scale() -> Scale:
         row_overrides=row_overrides,
         rows=tuple(
             n
-            for n in ("language", "arithmetic", "retrieval")
-            + tuple(ft_name(b, r) for b in BASES for r in FT_RULES)
+            for n in (*BASES, *(ft_name(b, r) for b in BASES for r in FT_RULES))
             if n not in MID_SKIPPED
         ),
     )

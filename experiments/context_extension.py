@@ -31,7 +31,8 @@ Runtime per run: smoke (20 steps, 1 seed): measured 16 s for language and 82 s f
           Measured as campaigns (2026-12-01, same machine, each beside another campaign, the
           row times they printed): language 4554 s, retrieval 3243 s, arithmetic 7501 s per
           3-seed row, of which the arithmetic analysis (greedy decoding up to 4L = 1024, 500
-          teacher-forced problems per method and length) took ~80 min; fine-tunes 1776-1904 s
+          teacher-forced problems per method and length) took ~80 min (its last checkpoint
+          20:05 UTC, its records 21:27 UTC); fine-tunes 1776-1904 s
           per 3-seed row (language).
 Claim (paper B): PI works when the test-time dependency structure is a dilation of the
 training one (natural language); on arithmetic (fixed local offsets) it hurts exact answers,

@@ -14,8 +14,10 @@ HEADLINE_ROWS): 19-74 min per run on the 2-core Intel Xeon (group_wall_s / seeds
 usually another campaign). `mope-jax campaign estimate paper_a --scale mid` (2026-12-01,
 campaigns paused) measured ~306-364 ms/step alone for most rows (11-13 min per run), 641-663 for
 the causal prefix gates (23 min) and 2063 for a-morlet-rope (73 min: its envelope is a scan
-over 16 frequency groups of (B,H,T,S) terms; three fused rewrites tried in scratch were slower
-on XLA:CPU). reference is not measured (a GPU/TPU).
+over 16 frequency groups of (B,H,T,S) terms). Morlet-RoPE's hand-written group gradient
+(2026-12-01, `mope_jax/attention/morlet_rope.py`) cut that row's step 2.2x: the same estimate
+(`--rows a-morlet-rope,a-rope`, two niced campaigns beside it) measured 3182 ms/step before and
+1452 after, a-rope 472 and 443. reference is not measured (a GPU/TPU).
 Claim (paper A, single seed, reference scale): val loss learned-PE 1.474, sin/cos 1.5863,
 RoPE 1.4637, MOPE 1.5060, EGA-1 1.3821, EGA-MORLET 1.3550 (nats/char).
 

@@ -173,9 +173,14 @@ def morlet_rope_scores(
     return total / math.sqrt(d)
 
 
+def morlet_envelope(r: Array, sigma: Array) -> Array:
+    """exp(-r^2 / (2 sigma^2)). r (T, S) distances in tokens, sigma (H,) tokens -> (H, T, S)."""
+    return jnp.exp(-jnp.square(r)[None, :, :] / (2.0 * jnp.square(sigma))[:, None, None])
+
+
 def _group_envelope(r: Array, log_sigma_one: Array) -> Array:
-    """exp(-r^2 / (2 sigma^2)) for one group: r (T, S), log_sigma_one (H,) -> (H, T, S)."""
-    return jnp.exp(-0.5 * jnp.square(r)[None] * jnp.exp(-2.0 * log_sigma_one)[:, None, None])
+    """One group's envelope: r (T, S), log_sigma_one (H,) -> (H, T, S)."""
+    return morlet_envelope(r, jnp.exp(log_sigma_one))
 
 
 @jax.custom_vjp

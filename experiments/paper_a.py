@@ -310,7 +310,7 @@ def _synergy_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
     return cl.Verdict(
         verdict,
         "; ".join(cl.describe(t, sc, f"interaction, {w}") for w, t in tests.items()),
-        cl.causality(exp, sc, by_scale[sc], ["a-ega-morlet", "a-ega1"]),
+        cl.causality(exp, sc, by_scale[sc], list(dict.fromkeys(rows + causal_rows))),
     )
 
 

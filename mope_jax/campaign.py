@@ -1010,6 +1010,63 @@ def analyze_records(
     return updated
 
 
+def reaudit_records(
+    c: Campaign, *, work_dir: str | Path | None = None, log: Callable[[str], None] = print
+) -> list[tuple[str, int]]:
+    """Re-run the causality audit on the local checkpoint of every current record whose audit
+    was made by finite differences (``method`` "perturb", the large-T default before
+    2026-12-02, whose float32 rounding floor can reach the tolerance for a causal FFT model).
+    The record's ``audit`` becomes the current method's (``jvp`` at large T); the old one is
+    kept under ``audit_superseded`` with the date it was replaced. Re-renders the table and
+    returns the (row, seed) updated; records without a matching local checkpoint are left as
+    they are (and named)."""
+    import jax
+    import numpy as np
+
+    from mope_jax.analysis.causality import audit_model
+    from mope_jax.rundir import atomic_write_text
+    from mope_jax.sweep import load_seed
+
+    if not c.experiment.audit:
+        raise CampaignError(f"experiment {c.experiment.name} declares no causality audit")
+    work = (Path(work_dir) if work_dir is not None else c.root / "runs" / "campaigns") / (
+        f"{c.experiment.name}/{c.scale.name}"
+    )
+    updated = []
+    for p in plan(c):
+        for seed in p.done:
+            path = c.record_path(p.row.name, seed)
+            rec = read_record(path)
+            old = rec.get("audit")
+            if not old or old.get("method") != "perturb":
+                continue
+            where = f"{p.row.name} seed {seed}"
+            d = _run_dir_of(work, p.row.name, seed)
+            if d is None:
+                log(f"{where}: no checkpoint under {_rel(work, c.root)}; audit left as it is")
+                continue
+            cfg, state = load_seed(d, seed)
+            diff = config_diff(rec["config"], cfg.to_dict())
+            if diff or int(state.step) != int(rec["steps"]):
+                why = "; ".join(diff) or f"step {int(state.step)} vs {rec['steps']}"
+                log(f"{where}: the checkpoint in {_rel(d, c.root)} is another run ({why}); skipped")
+                continue
+            params = jax.tree_util.tree_map(np.asarray, state.params)
+            new = _jsonable(audit_model(cfg.model, params).to_dict())
+            rec["audit"] = new
+            rec["audit_superseded"] = old | {"replaced_utc": utc_now()}
+            atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
+            updated.append((p.row.name, seed))
+            log(
+                f"{where}: audit {old['method']} leak_rel {old['leak_rel']:.3g} "
+                f"({'causal' if old['causal'] else 'LEAKS'}) -> {new['method']} leak_rel "
+                f"{new['leak_rel']:.3g} ({'causal' if new['causal'] else 'LEAKS'})"
+            )
+    table = write_table(c)
+    log(f"{len(updated)} records re-audited; table: {_rel(table, c.root)}")
+    return updated
+
+
 def _start_params(c, row, seeds, work, strategy, progress, log):
     """(stacked final parameters of row ``row.init_from`` for ``seeds``, where they came from),
     or (None, None) when SIGTERM stopped the rebuild of a missing base checkpoint."""
@@ -1305,7 +1362,8 @@ def _causality_cell(causal: bool, rs: list[dict], audited: bool) -> str:
         leaks = sum(1 for a in audits if not a["causal"])
         worst = max(float(a["leak_rel"]) for a in audits)
         verdict = "causal" if not leaks else f"LEAKS ({leaks}/{len(audits)} seeds)"
-        cell += f"; audit: {verdict}, max rel. leak {worst:.1e}"
+        methods = "/".join(sorted({str(a.get("method")) for a in audits}))
+        cell += f"; audit ({methods}): {verdict}, max rel. leak {worst:.1e}"
     return cell
 
 

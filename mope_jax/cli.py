@@ -390,6 +390,9 @@ def cmd_campaign(args) -> int:
     if args.action == "analyze":
         campaign.analyze_records(c, work_dir=args.work_dir)
         return 0
+    if args.action == "reaudit":
+        campaign.reaudit_records(c, work_dir=args.work_dir)
+        return 0
     extra = []
     if rows:
         extra += ["--rows", ",".join(rows)]
@@ -570,16 +573,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "campaign",
         help="an experiment's campaign: status (the plan), run (train the runs without a record), "
-        "estimate (how long they would take) or analyze",
+        "estimate (how long they would take), analyze or reaudit",
         description="experiments/<name>.py declares EXPERIMENT = Experiment(...); records go to "
         "experiments/results/<name>/<scale>/records/<row>/seed<s>.json, the table to table.md",
     )
     p.add_argument(
         "action",
-        choices=("run", "status", "estimate", "analyze"),
+        choices=("run", "status", "estimate", "analyze", "reaudit"),
         help="estimate: measure each row's training step and print the time the missing runs "
         "need (nothing is trained or saved); analyze: add the experiment's analysis to records "
-        "that lack it, from the local checkpoints (nothing is trained)",
+        "that lack it, from the local checkpoints (nothing is trained); reaudit: redo the "
+        "causality audit of records audited by finite differences, from the local checkpoints",
     )
     p.add_argument("experiment", help="the module experiments.<name> (e.g. paper_a)")
     p.add_argument("--scale", default=None, help="one of the experiment's scales")

@@ -435,7 +435,7 @@ def test_second_run_trains_nothing_and_status_counts(done, capsys):
     assert rec["config"]["train"]["lr"] == 2e-2 and rec["config"]["train"]["seed"] == 1
     assert rec["audit"]["causal"] and rec["causality"]["declared_causal"]
     assert rec["command"] == "mope-jax campaign run tiny --scale t --strategy map"
-    assert "declared causal; audit: causal, max rel. leak" in table
+    assert "declared causal; audit (jacobian): causal, max rel. leak" in table
 
 
 @pytest.mark.slow
@@ -453,6 +453,38 @@ def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):
     (err,) = capsys.readouterr().err.strip().splitlines()
     assert "base/seed1.json was made with another config" in err
     assert "model.n_embd: 32 -> 16" in err and "delete the stale records or restore" in err
+
+
+@pytest.mark.slow
+def test_reaudit_redoes_finite_difference_audits_from_the_local_checkpoints(done, tmp_path, capsys):
+    root = tmp_path / "repo"
+    shutil.copytree(done, root)
+    recs = records_dir(root)
+    fake = {"leak": 1e-4, "scale": 1.0, "causal": False, "first_leak": [3, 9], "tol": 1e-05}
+    fake |= {"method": "perturb", "leak_rel": 1e-4}  # a rounding 'leak' of finite differences
+    for row in ("base", "fast"):
+        path = recs / row / "seed0.json"
+        rec = json.loads(path.read_text())
+        path.write_text(json.dumps(rec | {"audit": fake}))
+    shutil.rmtree(root / "runs" / "campaigns" / "tiny" / "t" / "fast")  # no checkpoint here
+    untouched = (recs / "base" / "seed1.json").read_bytes()
+    table = root / "experiments" / "results" / "tiny" / "t" / "table.md"
+    assert main(["campaign", "reaudit", "tiny", "--scale", "t", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "base seed 0: audit perturb leak_rel 0.0001 (LEAKS) -> jacobian" in out
+    assert "fast seed 0: no checkpoint under runs/campaigns/tiny/t; audit left as it is" in out
+    assert "1 records re-audited" in out
+    rec = json.loads((recs / "base" / "seed0.json").read_text())
+    assert rec["audit"]["method"] == "jacobian" and rec["audit"]["causal"]
+    assert (
+        rec["audit_superseded"]["method"] == "perturb" and "replaced_utc" in rec["audit_superseded"]
+    )
+    assert json.loads((recs / "fast" / "seed0.json").read_text())["audit"] == fake
+    assert (recs / "base" / "seed1.json").read_bytes() == untouched  # jacobian already
+    md = table.read_text()
+    assert "declared causal; audit (jacobian): causal" in md  # base
+    assert "audit (jacobian/perturb): LEAKS (1/2 seeds)" in md  # fast, left as it was
+    assert regenerate([root / "experiments" / "results"], check=True) == []
 
 
 @pytest.mark.slow

@@ -50,15 +50,16 @@ def test_one_future_position_through_1e3_coefficient_is_caught():
     def leaky(x):  # output 3 also sees input 7, with weight 1e-3
         return attn(x).at[3].add(1e-3 * x[7])
 
-    x = jax.random.normal(jax.random.PRNGKey(1), (T, E))
-    for method in ("jacobian", "perturb"):
-        res = audit(leaky, x, method=method, key=jax.random.PRNGKey(2))
-        if method == "perturb":
-            # perturbation probes a subset of positions; probe the leaking one explicitly
-            from mope_jax.analysis.causality import influence_perturb, verdict
+    from mope_jax.analysis.causality import influence_jvp, influence_perturb, verdict
 
-            infl, _ = influence_perturb(leaky, x, key=jax.random.PRNGKey(2), positions=[7])
-            res = verdict(infl, method="perturb")
+    x = jax.random.normal(jax.random.PRNGKey(1), (T, E))
+    for method in ("jacobian", "jvp", "perturb"):
+        res = audit(leaky, x, method=method, key=jax.random.PRNGKey(2))
+        if method != "jacobian":
+            # the probes cover a subset of positions; probe the leaking one explicitly
+            probe = influence_jvp if method == "jvp" else influence_perturb
+            infl, _ = probe(leaky, x, key=jax.random.PRNGKey(2), positions=[7])
+            res = verdict(infl, method=method)
         assert not res.causal, method
         assert res.first_leak == (3, 7), method
         assert 1e-4 < res.leak_rel < 1e-2, (method, res.leak_rel)
@@ -78,6 +79,31 @@ def test_padded_fft_conv_passes_and_unpadded_is_caught():
     res = audit(wrap(sp.circular_conv_fft), x)
     assert not res.causal
     assert res.first_leak == (0, T - 4)  # y[0] gets h[4] x[T-4] (K=5): the farthest wrap
+
+
+def test_large_t_audit_uses_derivatives_so_fft_rounding_is_not_a_leak():
+    """At T = 256 the audit probes positions. Finite differences (``perturb``) subtract two
+    rounded outputs and divide by the perturbation, so a causal FFT convolution of large
+    inputs shows a rounding 'leak' far above the tolerance; the forward-mode derivative
+    (``jvp``, the default) has no such floor and still sees a real leak."""
+    T2 = 256
+    h = jax.random.normal(jax.random.PRNGKey(3), (1, 16))
+
+    def conv(x):  # (T,E) -> (T,E), causal by construction (zero-padded FFT)
+        return sp.causal_conv_fft(x[None, :, None, :], h)[0, :, 0, :]
+
+    x = 1e3 * jax.random.normal(jax.random.PRNGKey(1), (T2, E))
+    key = jax.random.PRNGKey(2)
+    fd = audit(conv, x, method="perturb", key=key)
+    assert not fd.causal and fd.leak_rel > 1e-4  # rounding, reported as a leak
+    auto = audit(conv, x, key=key, max_jacobian_elems=0)  # large-T path
+    assert auto.method == "jvp" and auto.causal and auto.leak_rel < 1e-6
+
+    def leaky(x):  # the same convolution, each output t also reading input t + 5 (weight 1e-3)
+        return conv(x).at[:-5].add(1e-3 * x[5:])
+
+    res = audit(leaky, x, key=key, max_jacobian_elems=0)
+    assert not res.causal and res.first_leak[1] - res.first_leak[0] == 5
 
 
 def test_bilateral_filter_is_caught_at_the_function_level():

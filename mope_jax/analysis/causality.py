@@ -5,11 +5,17 @@ sequence array with the same T axis, the influence matrix
 
     I[t, s] = max over features (and batch) of |d out[t] / d in[s]|
 
-either exactly from the Jacobian (small T) or by perturbing single future positions (large T:
-I[t, s] ~ max |out'[t] - out[t]| / max |in'[s] - in[s]|). The leak is max_{s > t} I[t, s];
-the verdict compares it with ``tol`` times the largest causal influence max_{s <= t} I[t, s],
-so it does not depend on the scale of the function, and FFT rounding (~1e-7 relative) does
-not trip it while a 1e-3 coupling does.
+either exactly from the Jacobian (small T) or, for large T, from one forward-mode derivative
+per probed input position s (``jvp``: I[t, s] ~ max |J[t, s] u| / max |u| for a random
+direction u at s). The leak is max_{s > t} I[t, s]; the verdict compares it with ``tol``
+times the largest causal influence max_{s <= t} I[t, s], so it does not depend on the scale
+of the function, and FFT rounding (~1e-7 relative) does not trip it while a 1e-3 coupling does.
+
+``method="perturb"`` (finite differences, out(x + delta) - out(x), the default for large T
+before 2026-12-02) is kept for comparison: its rounding floor is the float32 rounding of the
+outputs divided by the size of the perturbation, ~1e-5 relative at T = 256 for a causal FFT
+convolution (which mixes every position's rounding into every output), i.e. at the tolerance,
+so a causal FFT model can be reported as leaking; the derivative has no such division.
 
 ``audit_model(cfg, params)`` does the same for a whole language model (token embeddings ->
 logits), and ``audit_registry()`` for every registered variant (``mope-jax audit``).
@@ -36,7 +42,7 @@ class AuditResult:
     scale: float  # max_{s<=t} I[t, s], the causal influence it is compared with
     causal: bool  # leak <= tol * scale
     first_leak: tuple[int, int] | None  # earliest (t, s), s > t, with I[t, s] > tol * scale
-    method: str  # "jacobian" or "perturb"
+    method: str  # "jacobian", "jvp" or "perturb" (finite differences)
     tol: float
 
     @property
@@ -85,9 +91,7 @@ def influence_perturb(
     ax = _time_axis(x)
     T = x.shape[ax]
     if positions is None:
-        rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
-        drawn = rng.choice(np.arange(1, T), size=min(num_probes, T - 1), replace=False).tolist()
-        positions = sorted({1, T // 2, T - 1, *drawn})
+        positions = _probe_positions(key, T, num_probes)
     base = np.asarray(fn(x), dtype=np.float64)
     influence = np.zeros((T, T))
     for i, s in enumerate(positions):
@@ -99,6 +103,45 @@ def influence_perturb(
         diff = np.abs(out - base)
         diff = np.moveaxis(diff, ax, 0).reshape(T, -1).max(-1)
         influence[:, s] = diff / float(jnp.abs(delta).max())
+    return influence, list(positions)
+
+
+def _probe_positions(key: Array, T: int, num_probes: int) -> list[int]:
+    rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
+    drawn = rng.choice(np.arange(1, T), size=min(num_probes, T - 1), replace=False).tolist()
+    return sorted({1, T // 2, T - 1, *drawn})
+
+
+def influence_jvp(
+    fn: Callable[[Array], Array],
+    x: Array,
+    *,
+    key: Array,
+    positions: list[int] | None = None,
+    num_probes: int = 16,
+) -> tuple[np.ndarray, list[int]]:
+    """Estimated I[t, s] for probe positions s (columns not probed are 0), from derivatives.
+
+    Each probe draws a direction u ~ N(0, 1) supported on position s only and records
+    max |J u [t]| / max |u| at every t, where J u is fn's forward-mode derivative at x in
+    direction u (one ``jax.jvp``). The same quantity as ``influence_perturb`` in the limit of
+    a small perturbation, without the subtraction of two rounded outputs.
+    """
+    ax = _time_axis(x)
+    T = x.shape[ax]
+    if positions is None:
+        positions = _probe_positions(key, T, num_probes)
+    x = x.astype(jnp.float32)
+    tangent = jax.jit(lambda z, u: jax.jvp(lambda w: fn(w).astype(jnp.float32), (z,), (u,))[1])
+    influence = np.zeros((T, T))
+    for i, s in enumerate(positions):
+        noise = jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
+        onehot = (jnp.arange(T) == s).astype(x.dtype)
+        onehot = onehot[:, None] if ax == 0 else onehot[None, :, None]
+        u = noise * onehot
+        d = np.abs(np.asarray(tangent(x, u), dtype=np.float64))
+        d = np.moveaxis(d, ax, 0).reshape(T, -1).max(-1)
+        influence[:, s] = d / float(jnp.abs(u).max())
     return influence, list(positions)
 
 
@@ -132,14 +175,15 @@ def audit(
     """Audit ``fn`` at ``x`` ((T, E) or (B, T, E)); see the module docstring."""
     if method == "auto":
         n = int(np.prod(x.shape)) * int(np.prod(jax.eval_shape(fn, x).shape))
-        method = "jacobian" if n <= max_jacobian_elems else "perturb"
+        method = "jacobian" if n <= max_jacobian_elems else "jvp"
     if method == "jacobian":
         return verdict(influence_jacobian(fn, x), tol=tol, method="jacobian")
-    if method == "perturb":
+    if method in ("jvp", "perturb"):
         key = jax.random.PRNGKey(0) if key is None else key
-        infl, _ = influence_perturb(fn, x, key=key, num_probes=num_probes)
-        return verdict(infl, tol=tol, method="perturb")
-    raise ValueError(f"unknown audit method {method!r}; use auto, jacobian or perturb")
+        probe = influence_jvp if method == "jvp" else influence_perturb
+        infl, _ = probe(fn, x, key=key, num_probes=num_probes)
+        return verdict(infl, tol=tol, method=method)
+    raise ValueError(f"unknown audit method {method!r}; use auto, jacobian, jvp or perturb")
 
 
 def audit_model(

@@ -962,6 +962,25 @@ def _run_dir_of(work: Path, row: str, seed: int) -> Path | None:
     return found[-1] if found else None
 
 
+def _matching_checkpoint(c: Campaign, work: Path, row: str, seed: int, rec: dict, log, left: str):
+    """(cfg, state, run folder) of the local checkpoint that made record ``rec``, or None (no
+    checkpoint here, or one of another config or step; ``left`` says what stays as it is)."""
+    from mope_jax.sweep import load_seed
+
+    where = f"{row} seed {seed}"
+    d = _run_dir_of(work, row, seed)
+    if d is None:
+        log(f"{where}: no checkpoint under {_rel(work, c.root)}; {left}")
+        return None
+    cfg, state = load_seed(d, seed)
+    diff = config_diff(rec["config"], cfg.to_dict())
+    if diff or int(state.step) != int(rec["steps"]):
+        why = "; ".join(diff) or f"step {int(state.step)} vs {rec['steps']}"
+        log(f"{where}: the checkpoint in {_rel(d, c.root)} is another run ({why}); skipped")
+        return None
+    return cfg, state, d
+
+
 def analyze_records(
     c: Campaign, *, work_dir: str | Path | None = None, log: Callable[[str], None] = print
 ) -> list[tuple[str, int]]:
@@ -973,7 +992,6 @@ def analyze_records(
     import numpy as np
 
     from mope_jax.rundir import atomic_write_text
-    from mope_jax.sweep import load_seed
 
     work = (Path(work_dir) if work_dir is not None else c.root / "runs" / "campaigns") / (
         f"{c.experiment.name}/{c.scale.name}"
@@ -988,23 +1006,18 @@ def analyze_records(
             rec = read_record(path)
             if "analysis" in rec:
                 continue
-            where = f"{p.row.name} seed {seed}"
-            d = _run_dir_of(work, p.row.name, seed)
-            if d is None:
-                log(f"{where}: no checkpoint under {_rel(work, c.root)}; left without analysis")
+            found = _matching_checkpoint(
+                c, work, p.row.name, seed, rec, log, "left without analysis"
+            )
+            if found is None:
                 continue
-            cfg, state = load_seed(d, seed)
-            diff = config_diff(rec["config"], cfg.to_dict())
-            if diff or int(state.step) != int(rec["steps"]):
-                why = "; ".join(diff) or f"step {int(state.step)} vs {rec['steps']}"
-                log(f"{where}: the checkpoint in {_rel(d, c.root)} is another run ({why}); skipped")
-                continue
+            cfg, state, d = found
             _, corpus = c.prepared(p.row)
             state = jax.tree_util.tree_map(np.asarray, state)
             rec["analysis"] = _jsonable(analyze(cfg, state, corpus))
             atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
             updated.append((p.row.name, seed))
-            log(f"{where}: analysis added from {_rel(d, c.root)}")
+            log(f"{p.row.name} seed {seed}: analysis added from {_rel(d, c.root)}")
     table = write_table(c)
     log(f"{len(updated)} records updated; table: {_rel(table, c.root)}")
     return updated
@@ -1025,7 +1038,6 @@ def reaudit_records(
 
     from mope_jax.analysis.causality import audit_model
     from mope_jax.rundir import atomic_write_text
-    from mope_jax.sweep import load_seed
 
     if not c.experiment.audit:
         raise CampaignError(f"experiment {c.experiment.name} declares no causality audit")
@@ -1040,17 +1052,10 @@ def reaudit_records(
             old = rec.get("audit")
             if not old or old.get("method") != "perturb":
                 continue
-            where = f"{p.row.name} seed {seed}"
-            d = _run_dir_of(work, p.row.name, seed)
-            if d is None:
-                log(f"{where}: no checkpoint under {_rel(work, c.root)}; audit left as it is")
+            found = _matching_checkpoint(c, work, p.row.name, seed, rec, log, "audit left as it is")
+            if found is None:
                 continue
-            cfg, state = load_seed(d, seed)
-            diff = config_diff(rec["config"], cfg.to_dict())
-            if diff or int(state.step) != int(rec["steps"]):
-                why = "; ".join(diff) or f"step {int(state.step)} vs {rec['steps']}"
-                log(f"{where}: the checkpoint in {_rel(d, c.root)} is another run ({why}); skipped")
-                continue
+            cfg, state, _ = found
             params = jax.tree_util.tree_map(np.asarray, state.params)
             new = _jsonable(audit_model(cfg.model, params).to_dict())
             rec["audit"] = new
@@ -1058,7 +1063,7 @@ def reaudit_records(
             atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
             updated.append((p.row.name, seed))
             log(
-                f"{where}: audit {old['method']} leak_rel {old['leak_rel']:.3g} "
+                f"{p.row.name} seed {seed}: audit {old['method']} leak_rel {old['leak_rel']:.3g} "
                 f"({'causal' if old['causal'] else 'LEAKS'}) -> {new['method']} leak_rel "
                 f"{new['leak_rel']:.3g} ({'causal' if new['causal'] else 'LEAKS'})"
             )

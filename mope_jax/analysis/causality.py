@@ -74,6 +74,24 @@ def influence_jacobian(fn: Callable[[Array], Array], x: Array) -> np.ndarray:
     return jac.reshape(jac.shape[0], jac.shape[1], -1).max(-1)
 
 
+def _probe_positions(key: Array, T: int, num_probes: int) -> list[int]:
+    rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
+    drawn = rng.choice(np.arange(1, T), size=min(num_probes, T - 1), replace=False).tolist()
+    return sorted({1, T // 2, T - 1, *drawn})
+
+
+def _direction_at(key: Array, i: int, x: Array, s: int, ax: int, scale: float = 1.0) -> Array:
+    """scale * N(0, 1) noise of x's shape, zero except at time position s (probe i)."""
+    noise = scale * jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
+    onehot = (jnp.arange(x.shape[ax]) == s).astype(x.dtype)
+    return noise * (onehot[:, None] if ax == 0 else onehot[None, :, None])
+
+
+def _max_over_features(d, ax: int, T: int) -> np.ndarray:
+    d = np.abs(np.asarray(d, dtype=np.float64))
+    return np.moveaxis(d, ax, 0).reshape(T, -1).max(-1)
+
+
 def influence_perturb(
     fn: Callable[[Array], Array],
     x: Array,
@@ -95,21 +113,10 @@ def influence_perturb(
     base = np.asarray(fn(x), dtype=np.float64)
     influence = np.zeros((T, T))
     for i, s in enumerate(positions):
-        noise = eps * jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
-        onehot = (jnp.arange(T) == s).astype(x.dtype)
-        onehot = onehot[:, None] if ax == 0 else onehot[None, :, None]
-        delta = noise * onehot
-        out = np.asarray(fn(x + delta), dtype=np.float64)
-        diff = np.abs(out - base)
-        diff = np.moveaxis(diff, ax, 0).reshape(T, -1).max(-1)
+        delta = _direction_at(key, i, x, s, ax, eps)
+        diff = _max_over_features(np.asarray(fn(x + delta), dtype=np.float64) - base, ax, T)
         influence[:, s] = diff / float(jnp.abs(delta).max())
     return influence, list(positions)
-
-
-def _probe_positions(key: Array, T: int, num_probes: int) -> list[int]:
-    rng = np.random.default_rng(int(jax.random.randint(key, (), 0, 2**31 - 1)))
-    drawn = rng.choice(np.arange(1, T), size=min(num_probes, T - 1), replace=False).tolist()
-    return sorted({1, T // 2, T - 1, *drawn})
 
 
 def influence_jvp(
@@ -135,13 +142,8 @@ def influence_jvp(
     tangent = jax.jit(lambda z, u: jax.jvp(lambda w: fn(w).astype(jnp.float32), (z,), (u,))[1])
     influence = np.zeros((T, T))
     for i, s in enumerate(positions):
-        noise = jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
-        onehot = (jnp.arange(T) == s).astype(x.dtype)
-        onehot = onehot[:, None] if ax == 0 else onehot[None, :, None]
-        u = noise * onehot
-        d = np.abs(np.asarray(tangent(x, u), dtype=np.float64))
-        d = np.moveaxis(d, ax, 0).reshape(T, -1).max(-1)
-        influence[:, s] = d / float(jnp.abs(u).max())
+        u = _direction_at(key, i, x, s, ax)
+        influence[:, s] = _max_over_features(tangent(x, u), ax, T) / float(jnp.abs(u).max())
     return influence, list(positions)
 
 

@@ -673,6 +673,11 @@ class Estimate:
     def seconds(self, row: str, k: int) -> float:
         return self.overhead + k * self.per_run[row] if k else 0.0
 
+    def scaled(self, factor: float, source: str) -> Estimate:
+        """Every row's seconds times ``factor`` (this machine's load now, measured)."""
+        per = {r: s * factor for r, s in self.per_run.items()}
+        return Estimate(per, self.overhead * factor, source)
+
 
 def _machine(env: dict) -> tuple:
     keys = ("backend", "device", "processor", "cpu_model", "cpu_count", "platform")
@@ -814,7 +819,9 @@ def run_campaign(
     budget_s: stop at a run boundary: before a row group whose estimate does not fit in what is
     left, train the first seeds of it that fit (then stop), or stop. estimate: seconds per run
     (default: from this campaign's records on this machine, else measured on the first missing
-    row). continue_args: extra options of the printed command to continue."""
+    row); after each row group the estimate of the rest is scaled by this call's measured /
+    estimated seconds so far (records made under another load mislead the budget otherwise).
+    continue_args: extra options of the printed command to continue."""
     from mope_jax.provenance import environment
 
     t_start = time.monotonic()
@@ -838,7 +845,14 @@ def run_campaign(
             estimate = estimate_from_records(c, env) or estimate_by_measuring(c, groups[0][0])
         total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)
         log(f"ETA ~{_minutes(total)} for {sum(len(s) for _, s in groups)} runs ({estimate.source})")
+        planned_s = measured_s = 0.0  # this call's groups: estimated and measured seconds
+        base = estimate
         for row, seeds in groups:
+            if planned_s > 0:  # what the rows trained now took says how loaded we are now
+                estimate = base.scaled(
+                    measured_s / planned_s,
+                    f"{base.source}, times {measured_s / planned_s:.2f} as measured by this call",
+                )
             if budget_s is not None:
                 left_s = budget_s - (time.monotonic() - t_start)
                 k = len(seeds)
@@ -858,11 +872,16 @@ def run_campaign(
                         f"{len(seeds)} missing seeds of {row.name}; training those, then stopping"
                     )
                     seeds = seeds[:k]
+            t_group = time.monotonic()
             done = _train_group(c, row, seeds, work, strategy, progress, command, log)
             if done is None:
                 stopped = "sigterm"
                 break
             trained += [(row.name, s) for s in done]
+            planned_s += base.seconds(row.name, len(seeds))
+            measured_s += time.monotonic() - t_group
+            if budget_s is not None and planned_s > 0:
+                log(f"  ETA now: this call's runs took {measured_s / planned_s:.2f}x the estimate")
             if stopped:
                 break
     left = [(p.row.name, s) for p in plans for s in p.missing if (p.row.name, s) not in trained]

@@ -416,6 +416,37 @@ def test_budget_stop_at_a_run_boundary(tmp_path, capsys):
     assert "stopping before it" in capsys.readouterr().out
 
 
+def test_budget_estimate_follows_what_this_call_measured(tmp_path, monkeypatch, capsys):
+    """The records' estimate is rescaled by the row groups trained in this call: a pessimistic
+    one (runs ten times faster than estimated) no longer stops the campaign early, an optimistic
+    one (ten times slower) stops it before a group that would overrun."""
+    root = make_root(tmp_path / "repo", audit=False)
+    c = campaign.Campaign.open("tiny", "t", root)
+    clock = [0.0]
+    monkeypatch.setattr(campaign.time, "monotonic", lambda: clock[0])
+
+    def fake_group(c, row, seeds, *args):  # 100 s per seed, no training
+        clock[0] += 100.0 * len(seeds)
+        return list(seeds)
+
+    monkeypatch.setattr(campaign, "_train_group", fake_group)
+    # estimated 1000 s per run, 2100 s of budget: after base (200 s) 1900 s are left, less than
+    # the 2000 s the records estimate for fast, but fast needs 200 s at the measured pace
+    est = campaign.Estimate({"base": 1000.0, "fast": 1000.0}, 0.0, "test")
+    res = campaign.run_campaign(c, budget_s=2100, estimate=est, progress=False)
+    assert res.trained == [("base", 0), ("base", 1), ("fast", 0), ("fast", 1)]
+    assert res.stopped is None
+    assert "this call's runs took 0.10x the estimate" in capsys.readouterr().out
+    # estimated 10 s per run, 250 s of budget: base takes 200 s, so fast (200 s at this pace)
+    # does not fit in the 50 s left, nor does one seed of it
+    clock[0] = 0.0
+    est = campaign.Estimate({"base": 10.0, "fast": 10.0}, 0.0, "test")
+    res = campaign.run_campaign(c, budget_s=250, estimate=est, progress=False)
+    assert res.trained == [("base", 0), ("base", 1)] and res.stopped == "budget"
+    out = capsys.readouterr().out
+    assert "this call's runs took 10.00x the estimate" in out and "stopping before it" in out
+
+
 # --------------------------------------------------------------------------- with training
 
 

@@ -309,8 +309,8 @@ CLAIMS = (
         "every (omega, sigma) pair of MOPE converges to omega sigma = 5",
         "128/128 pairs at 5.000",
         a5_judge,
-        "mope-jax campaign run omega_sigma_control --scale mid (the 6 `mope-*` cells, 2 seeds; "
-        "the cpu scale has 1 seed, which cannot decide)",
+        f"mope-jax campaign run omega_sigma_control --scale mid (the {len(MOPE_ROWS)} `mope-*` "
+        "cells, 2 seeds each; the cpu scale has 1 seed, which cannot decide)",
     ),
 )
 

@@ -1042,16 +1042,21 @@ def analyze_records(
     return updated
 
 
+SUPERSEDED_AUDITS = ("perturb", "jvp")  # sampled large-T audits that `reaudit` redoes
+
+
 def reaudit_records(
     c: Campaign, *, work_dir: str | Path | None = None, log: Callable[[str], None] = print
 ) -> list[tuple[str, int]]:
     """Re-run the causality audit on the local checkpoint of every current record whose audit
-    was made by finite differences (``method`` "perturb", the large-T default before
-    2026-12-02, whose float32 rounding floor can reach the tolerance for a causal FFT model).
-    The record's ``audit`` becomes the current method's (``jvp`` at large T); the old one is
-    kept under ``audit_superseded`` with the date it was replaced. Re-renders the table and
-    returns the (row, seed) updated; records without a matching local checkpoint are left as
-    they are (and named)."""
+    was made by an earlier large-T method: finite differences (``perturb``, the default before
+    2026-12-02, whose float32 rounding floor can reach the tolerance for a causal FFT model) or
+    derivatives at 16-19 probed positions only (``jvp``, the default on 2026-12-02, blind to a
+    leak from an unprobed position). The record's ``audit`` becomes the current method's
+    (``jvp-cuts`` at large T: every future position); the old one is kept under
+    ``audit_superseded`` with the date it was replaced (and the audit it had superseded, if
+    any, inside it: nothing is lost). Re-renders the table and returns the (row, seed)
+    updated; records without a matching local checkpoint are left as they are (and named)."""
     import jax
     import numpy as np
 
@@ -1069,7 +1074,7 @@ def reaudit_records(
             path = c.record_path(p.row.name, seed)
             rec = read_record(path)
             old = rec.get("audit")
-            if not old or old.get("method") != "perturb":
+            if not old or old.get("method") not in SUPERSEDED_AUDITS:
                 continue
             found = _matching_checkpoint(c, work, p.row.name, seed, rec, log, "audit left as it is")
             if found is None:
@@ -1078,7 +1083,10 @@ def reaudit_records(
             params = jax.tree_util.tree_map(np.asarray, state.params)
             new = _jsonable(audit_model(cfg.model, params).to_dict())
             rec["audit"] = new
-            rec["audit_superseded"] = old | {"replaced_utc": utc_now()}
+            earlier = (
+                {"audit_superseded": rec["audit_superseded"]} if "audit_superseded" in rec else {}
+            )
+            rec["audit_superseded"] = old | {"replaced_utc": utc_now()} | earlier  # a chain
             atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")
             updated.append((p.row.name, seed))
             log(

@@ -583,7 +583,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="estimate: measure each row's training step and print the time the missing runs "
         "need (nothing is trained or saved); analyze: add the experiment's analysis to records "
         "that lack it, from the local checkpoints (nothing is trained); reaudit: redo the "
-        "causality audit of records audited by finite differences, from the local checkpoints",
+        "causality audit of records audited at sampled positions (finite differences or "
+        "derivatives), from the local checkpoints",
     )
     p.add_argument("experiment", help="the module experiments.<name> (e.g. paper_a)")
     p.add_argument("--scale", default=None, help="one of the experiment's scales")

@@ -487,31 +487,38 @@ def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_reaudit_redoes_finite_difference_audits_from_the_local_checkpoints(done, tmp_path, capsys):
+def test_reaudit_redoes_sampled_audits_from_the_local_checkpoints(done, tmp_path, capsys):
     root = tmp_path / "repo"
     shutil.copytree(done, root)
     recs = records_dir(root)
     fake = {"leak": 1e-4, "scale": 1.0, "causal": False, "first_leak": [3, 9], "tol": 1e-05}
     fake |= {"method": "perturb", "leak_rel": 1e-4}  # a rounding 'leak' of finite differences
-    for row in ("base", "fast"):
-        path = recs / row / "seed0.json"
+    probed = fake | {"method": "jvp", "leak": 0.0, "leak_rel": 0.0, "causal": True}
+    probed["first_leak"] = None  # derivatives at sampled positions only: blind elsewhere
+    for row, seed, audit in (("base", 0, fake), ("fast", 0, fake), ("base", 1, probed)):
+        path = recs / row / f"seed{seed}.json"
         rec = json.loads(path.read_text())
-        path.write_text(json.dumps(rec | {"audit": fake}))
+        path.write_text(json.dumps(rec | {"audit": audit}))
+    path = recs / "base" / "seed1.json"  # its jvp audit had itself replaced a perturb one
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"audit_superseded": fake}))
     shutil.rmtree(root / "runs" / "campaigns" / "tiny" / "t" / "fast")  # no checkpoint here
-    untouched = (recs / "base" / "seed1.json").read_bytes()
+    untouched = (recs / "fast" / "seed1.json").read_bytes()
     table = root / "experiments" / "results" / "tiny" / "t" / "table.md"
     assert main(["campaign", "reaudit", "tiny", "--scale", "t", "--root", str(root)]) == 0
     out = capsys.readouterr().out
     assert "base seed 0: audit perturb leak_rel 0.0001 (LEAKS) -> jacobian" in out
+    assert "base seed 1: audit jvp leak_rel 0 (causal) -> jacobian" in out
     assert "fast seed 0: no checkpoint under runs/campaigns/tiny/t; audit left as it is" in out
-    assert "1 records re-audited" in out
-    rec = json.loads((recs / "base" / "seed0.json").read_text())
-    assert rec["audit"]["method"] == "jacobian" and rec["audit"]["causal"]
-    assert (
-        rec["audit_superseded"]["method"] == "perturb" and "replaced_utc" in rec["audit_superseded"]
-    )
+    assert "2 records re-audited" in out
+    for seed, was in ((0, "perturb"), (1, "jvp")):
+        rec = json.loads((recs / "base" / f"seed{seed}.json").read_text())
+        assert rec["audit"]["method"] == "jacobian" and rec["audit"]["causal"]
+        superseded = rec["audit_superseded"]
+        assert superseded["method"] == was and "replaced_utc" in superseded
+    chain = json.loads((recs / "base" / "seed1.json").read_text())["audit_superseded"]
+    assert chain["audit_superseded"] == fake  # the older audit is kept inside, not dropped
     assert json.loads((recs / "fast" / "seed0.json").read_text())["audit"] == fake
-    assert (recs / "base" / "seed1.json").read_bytes() == untouched  # jacobian already
+    assert (recs / "fast" / "seed1.json").read_bytes() == untouched  # jacobian already
     md = table.read_text()
     assert "declared causal; audit (jacobian): causal" in md  # base
     assert "audit (jacobian/perturb): LEAKS (1/2 seeds)" in md  # fast, left as it was

@@ -97,13 +97,39 @@ def test_large_t_audit_uses_derivatives_so_fft_rounding_is_not_a_leak():
     fd = audit(conv, x, method="perturb", key=key)
     assert not fd.causal and fd.leak_rel > 1e-4  # rounding, reported as a leak
     auto = audit(conv, x, key=key, max_jacobian_elems=0)  # large-T path
-    assert auto.method == "jvp" and auto.causal and auto.leak_rel < 1e-6
+    assert auto.method == "jvp-cuts" and auto.causal and auto.leak_rel < 1e-6
+    assert audit(conv, x, key=key, method="jvp").leak_rel < 1e-6  # probes alone: no floor either
 
     def leaky(x):  # the same convolution, each output t also reading input t + 5 (weight 1e-3)
         return conv(x).at[:-5].add(1e-3 * x[5:])
 
     res = audit(leaky, x, key=key, max_jacobian_elems=0)
     assert not res.causal and res.first_leak[1] - res.first_leak[0] == 5
+
+
+def test_large_t_audit_covers_every_future_position_not_only_the_probed_ones():
+    """One output reading one far future input (t = 5 <- s = 200, weight 1e-3) at T = 256: the
+    probed positions (``jvp``: 16 drawn + 1, T/2, T-1) do not include s, so probing alone calls
+    the function causal; the cuts (``jvp-cuts``, the large-T default: T - 1 directions, each on
+    all positions >= c) find the leak and name the pair."""
+    from mope_jax.analysis.causality import _probe_positions
+
+    T2 = 256
+    attn = _masked_attention(jax.random.PRNGKey(0))
+
+    def leaky(x):
+        return attn(x).at[5].add(1e-3 * x[200])
+
+    x = jax.random.normal(jax.random.PRNGKey(1), (T2, E))
+    key = jax.random.PRNGKey(2)
+    assert 200 not in _probe_positions(key, T2, 16)  # the premise: s is not probed
+    probed = audit(leaky, x, key=key, method="jvp")
+    assert probed.causal  # the blind spot this test is about
+    res = audit(leaky, x, key=key, max_jacobian_elems=0)
+    assert res.method == "jvp-cuts" and not res.causal
+    assert res.first_leak == (5, 200)  # the farthest cut that still reaches output 5
+    assert 1e-5 < res.leak_rel < 1e-1
+    assert audit(attn, x, key=key, max_jacobian_elems=0).causal  # and no false alarm
 
 
 def test_bilateral_filter_is_caught_at_the_function_level():

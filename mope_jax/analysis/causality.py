@@ -5,11 +5,15 @@ sequence array with the same T axis, the influence matrix
 
     I[t, s] = max over features (and batch) of |d out[t] / d in[s]|
 
-either exactly from the Jacobian (small T) or, for large T, from one forward-mode derivative
-per probed input position s (``jvp``: I[t, s] ~ max |J[t, s] u| / max |u| for a random
-direction u at s). The leak is max_{s > t} I[t, s]; the verdict compares it with ``tol``
-times the largest causal influence max_{s <= t} I[t, s], so it does not depend on the scale
-of the function, and FFT rounding (~1e-7 relative) does not trip it while a 1e-3 coupling does.
+either exactly from the Jacobian (small T) or, for large T, from forward-mode derivatives
+(``jvp-cuts``, the default there): one per probed input position s (I[t, s] ~ max |J[t, s] u|
+/ max |u| for a random direction u at s), and one per cut c = 1..T-1 with a random direction
+on all positions >= c, whose response at t < c bounds the leak from every s >= c into t
+(:func:`influence_cuts`), so no (t, s > t) pair goes unexamined. ``jvp`` is the probed
+positions alone (blind to a leak from a position it does not draw). The leak is
+max_{s > t} I[t, s]; the verdict compares it with ``tol`` times the largest causal influence
+max_{s <= t} I[t, s], so it does not depend on the scale of the function, and FFT rounding
+(~1e-7 relative) does not trip it while a 1e-3 coupling does.
 
 ``method="perturb"`` (finite differences, out(x + delta) - out(x), the default for large T
 before 2026-12-02) is kept for comparison: its rounding floor is the float32 rounding of the
@@ -38,11 +42,12 @@ DEFAULT_TOL = 1e-5
 
 @dataclass(frozen=True)
 class AuditResult:
-    leak: float  # max_{s>t} I[t, s] (absolute)
+    leak: float  # max_{s>t} I[t, s] (absolute); jvp-cuts: or a cut's response, which sums
+    # the influence of every input beyond the cut, so it can exceed any one position's
     scale: float  # max_{s<=t} I[t, s], the causal influence it is compared with
     causal: bool  # leak <= tol * scale
     first_leak: tuple[int, int] | None  # earliest (t, s), s > t, with I[t, s] > tol * scale
-    method: str  # "jacobian", "jvp" or "perturb" (finite differences)
+    method: str  # "jacobian", "jvp-cuts", "jvp" or "perturb" (finite differences)
     tol: float
 
     @property
@@ -147,7 +152,56 @@ def influence_jvp(
     return influence, list(positions)
 
 
-def verdict(influence: np.ndarray, *, tol: float = DEFAULT_TOL, method: str) -> AuditResult:
+def influence_cuts(
+    fn: Callable[[Array], Array], x: Array, *, key: Array, chunk: int = 32
+) -> np.ndarray:
+    """C[t, c] (T, T) for every cut c = 1..T-1 and output t < c: max |J u_c [t]| / max |u_c|,
+    where u_c ~ N(0, 1) is supported on ALL positions s >= c (zero elsewhere).
+
+    Any dependence of an output t on any later input s shows in C[t, c] for every cut
+    t < c <= s (the random direction makes an exact cancellation a probability-0 event), so the
+    T - 1 cuts cover every (t, s > t) pair, which a sample of probed positions does not. One
+    ``jax.linearize`` of fn at x, then its linear map on ``chunk`` tangents at a time (vmap).
+    The largest c with C[t, c] above the threshold is the farthest input that reaches t.
+    """
+    ax = _time_axis(x)
+    T = x.shape[ax]
+    x = x.astype(jnp.float32)
+    _, lin = jax.linearize(lambda w: fn(w).astype(jnp.float32), x)
+    pos = jnp.arange(T)
+
+    @jax.jit
+    def block(cs):
+        def one(c):
+            noise = jax.random.normal(jax.random.fold_in(key, c), x.shape, x.dtype)
+            mask = (pos >= c).astype(x.dtype)
+            u = noise * (mask[:, None] if ax == 0 else mask[None, :, None])
+            d = jnp.abs(lin(u))
+            d = jnp.moveaxis(d, ax, 0).reshape(T, -1).max(-1)
+            return d / jnp.abs(u).max()
+
+        return jax.vmap(one)(cs)  # (len(cs), T): row k = cut cs[k]
+
+    cuts = np.arange(1, T)
+    out = np.zeros((T, T))
+    for i in range(0, len(cuts), chunk):
+        cs = cuts[i : i + chunk]
+        pad = np.concatenate([cs, np.full(chunk - len(cs), cs[-1])])  # one compiled shape
+        rows = np.asarray(block(jnp.asarray(pad)), dtype=np.float64)[: len(cs)]
+        out[:, cs] = rows.T
+    return np.triu(out, k=1)  # keep t < c only: t >= c is the cut's own causal response
+
+
+def verdict(
+    influence: np.ndarray,
+    *,
+    tol: float = DEFAULT_TOL,
+    method: str,
+    cuts: np.ndarray | None = None,
+) -> AuditResult:
+    """The audit's verdict from I[t, s] (and, with ``cuts``, from C[t, c] of
+    :func:`influence_cuts`: a leak that no probed position showed is reported as (t, c), c the
+    farthest cut that still reaches t, i.e. an input at or beyond c reaches t)."""
     T, S = influence.shape
     future = np.triu(np.ones((T, S), bool), k=1)  # s > t
     leak = float(influence[future].max()) if future.any() else 0.0
@@ -159,6 +213,14 @@ def verdict(influence: np.ndarray, *, tol: float = DEFAULT_TOL, method: str) -> 
         # earliest output position t, then the nearest future input s
         order = np.lexsort((bad[:, 1], bad[:, 0]))
         first = (int(bad[order[0], 0]), int(bad[order[0], 1]))
+    if cuts is not None and cuts.size:
+        leak = max(leak, float(cuts.max()))
+        hit = np.argwhere(cuts > thresh)
+        if len(hit):
+            t = int(hit[:, 0].min())
+            c = int(hit[hit[:, 0] == t, 1].max())
+            if first is None or t < first[0]:
+                first = (t, c)
     return AuditResult(
         leak=leak, scale=scale, causal=first is None, first_leak=first, method=method, tol=tol
     )
@@ -177,15 +239,20 @@ def audit(
     """Audit ``fn`` at ``x`` ((T, E) or (B, T, E)); see the module docstring."""
     if method == "auto":
         n = int(np.prod(x.shape)) * int(np.prod(jax.eval_shape(fn, x).shape))
-        method = "jacobian" if n <= max_jacobian_elems else "jvp"
+        method = "jacobian" if n <= max_jacobian_elems else "jvp-cuts"
     if method == "jacobian":
         return verdict(influence_jacobian(fn, x), tol=tol, method="jacobian")
-    if method in ("jvp", "perturb"):
+    if method in ("jvp", "jvp-cuts", "perturb"):
         key = jax.random.PRNGKey(0) if key is None else key
-        probe = influence_jvp if method == "jvp" else influence_perturb
+        probe = influence_perturb if method == "perturb" else influence_jvp
         infl, _ = probe(fn, x, key=key, num_probes=num_probes)
-        return verdict(infl, tol=tol, method=method)
-    raise ValueError(f"unknown audit method {method!r}; use auto, jacobian, jvp or perturb")
+        cuts = None
+        if method == "jvp-cuts":
+            cuts = influence_cuts(fn, x, key=jax.random.fold_in(key, 1 << 20))
+        return verdict(infl, tol=tol, method=method, cuts=cuts)
+    raise ValueError(
+        f"unknown audit method {method!r}; use auto, jacobian, jvp-cuts, jvp or perturb"
+    )
 
 
 def audit_model(

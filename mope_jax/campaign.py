@@ -878,6 +878,7 @@ def run_campaign(
                 stopped = "sigterm"
                 break
             trained += [(row.name, s) for s in done]
+            write_table(c)  # the records of this group are in the table as soon as they land
             planned_s += base.seconds(row.name, len(seeds))
             measured_s += time.monotonic() - t_group
             if budget_s is not None and planned_s > 0:

@@ -419,13 +419,18 @@ def test_budget_stop_at_a_run_boundary(tmp_path, capsys):
 def test_budget_estimate_follows_what_this_call_measured(tmp_path, monkeypatch, capsys):
     """The records' estimate is rescaled by the row groups trained in this call: a pessimistic
     one (runs ten times faster than estimated) no longer stops the campaign early, an optimistic
-    one (ten times slower) stops it before a group that would overrun."""
+    one (ten times slower) stops it before a group that would overrun. The table is rendered
+    after each group."""
     root = make_root(tmp_path / "repo", audit=False)
     c = campaign.Campaign.open("tiny", "t", root)
     clock = [0.0]
     monkeypatch.setattr(campaign.time, "monotonic", lambda: clock[0])
 
+    table = root / "experiments" / "results" / "tiny" / "t" / "table.md"
+    table_before = []  # whether the table was on disk when each group started
+
     def fake_group(c, row, seeds, *args):  # 100 s per seed, no training
+        table_before.append(table.is_file())
         clock[0] += 100.0 * len(seeds)
         return list(seeds)
 
@@ -437,6 +442,7 @@ def test_budget_estimate_follows_what_this_call_measured(tmp_path, monkeypatch, 
     assert res.trained == [("base", 0), ("base", 1), ("fast", 0), ("fast", 1)]
     assert res.stopped is None
     assert "this call's runs took 0.10x the estimate" in capsys.readouterr().out
+    assert table_before == [False, True]  # rendered after each group, not only at the end
     # estimated 10 s per run, 250 s of budget: base takes 200 s, so fast (200 s at this pace)
     # does not fit in the 50 s left, nor does one seed of it
     clock[0] = 0.0

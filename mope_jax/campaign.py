@@ -638,6 +638,26 @@ def format_plan(c: Campaign, plans: list[RowPlan]) -> str:
     return "\n".join(lines)
 
 
+def eta_line(c: Campaign, plans: list[RowPlan]) -> str | None:
+    """``campaign status``: the time the missing runs need at the pace this campaign's records
+    were made on this kind of machine (None when nothing is missing)."""
+    from mope_jax.provenance import environment
+
+    todo = [p for p in plans if p.missing]
+    if not todo:
+        return None
+    runs = sum(len(p.missing) for p in todo)
+    how = f"`mope-jax campaign estimate {c.experiment.name} --scale {c.scale.name}` measures"
+    est = estimate_from_records(c, environment())
+    if est is None:
+        return f"ETA: no record of this campaign was made on this kind of machine; {how} it"
+    total = sum(est.seconds(p.row.name, len(p.missing)) for p in todo)
+    return (
+        f"ETA ~{_minutes(total)} ({total / 3600:.1f} h) for the {runs} missing runs at the pace "
+        f"{est.source} (median per row, whatever ran beside them); {how} each row now"
+    )
+
+
 def stale_message(c: Campaign, plans: list[RowPlan]) -> str | None:
     bad = [(p.row.name, s, d) for p in plans for s, d in p.stale]
     if not bad:

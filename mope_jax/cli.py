@@ -374,7 +374,11 @@ def cmd_campaign(args) -> int:
         scales = [args.scale] if args.scale else [s.name for s in exp.scales]
         for i, name in enumerate(scales):
             c = campaign.Campaign.open(exp, name, root, **opts)
-            print(("\n" if i else "") + campaign.format_plan(c, campaign.plan(c)))
+            plans = campaign.plan(c)
+            print(("\n" if i else "") + campaign.format_plan(c, plans))
+            eta = campaign.eta_line(c, plans)
+            if eta:
+                print(eta)
         return 0
     if not args.scale:
         from mope_jax.errors import UsageError

@@ -476,6 +476,21 @@ def test_second_run_trains_nothing_and_status_counts(done, capsys):
 
 
 @pytest.mark.slow
+def test_status_gives_the_eta_of_the_missing_runs_from_the_records(done, tmp_path, capsys):
+    root = tmp_path / "repo"
+    shutil.copytree(done / "experiments", root / "experiments")
+    assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0
+    assert "ETA" not in capsys.readouterr().out  # nothing missing
+    (records_dir(root) / "fast" / "seed1.json").unlink()
+    assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "for the 1 missing runs at the pace from 3 records of this campaign" in out
+    walls = [json.loads(p.read_text())["campaign"] for p in record_files(root) if "fast" in str(p)]
+    per_run = walls[0]["group_wall_s"] / len(walls[0]["group_seeds"])  # fast's own pace
+    assert f"ETA ~{campaign._minutes(per_run)} " in out
+
+
+@pytest.mark.slow
 def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):
     root = make_root(tmp_path / "repo")
     shutil.copytree(done / "experiments" / "results", root / "experiments" / "results")

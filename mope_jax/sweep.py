@@ -248,6 +248,13 @@ class _PerDevice:
         """Seeds [i*per, (i+1)*per) of x on slot i's devices, without a copy when x is sharded."""
         if isinstance(x, jax.Array) and x.sharding == self.sharding:
             by_dev = {s.device: s.data for s in x.addressable_shards}
+            missing = [d for d in row if d not in by_dev]
+            if missing:  # seen once (2026-12-02, 2 host devices, step ~1850); cause not found
+                raise TrainingError(
+                    f"strategy 'shard': an array of the seed state has no shard on {missing[0]} "
+                    f"(its shards are on {sorted(by_dev, key=lambda d: d.id)}); run the same "
+                    "command again: it resumes from the last checkpoint"
+                )
             if len(row) == 1:
                 return by_dev[row[0]]
             return jax.make_array_from_single_device_arrays(
@@ -274,10 +281,18 @@ class _PerDevice:
             )
         per = R // n_slots
 
+        # Each slot's inputs are picked in this thread; the worker threads only dispatch.
+        inputs = {
+            i: (
+                jax.tree_util.tree_map(lambda x: self._local(x, i, row, per), xs),
+                [self._shared_on(a, i) for a in shared],
+            )
+            for i, row in self.slots
+        }
+
         def one_slot(slot):
             i, row = slot
-            local = jax.tree_util.tree_map(lambda x: self._local(x, i, row, per), xs)
-            args = [self._shared_on(a, i) for a in shared]
+            local, args = inputs[i]
             if len(row) == 1:
                 return self.mapped(local, *args)
             with jax.set_mesh(

@@ -1489,7 +1489,9 @@ def _provenance(records: list[dict]) -> str:
             f"- machines: {'; '.join(machines)}",
             f"- commits: {', '.join(commits)}",
             f"- dates (UTC): {dates[0]} to {dates[-1]}",
-            f"- training: {train_s:.0f} s; with compilation, evaluation and audit: {wall_s:.0f} s",
+            f"- training: {train_s:.0f} s (every session of a resumed run); wall time of the "
+            f"calls that finished the runs, with compilation, evaluation and audit: {wall_s:.0f} s"
+            + (" (less than the training: some runs were resumed)" if wall_s < train_s else ""),
             f"- commands: {'; '.join(f'`{c}`' for c in commands)}",
         ]
     )

@@ -689,6 +689,7 @@ class Estimate:
     per_run: dict[str, float]
     overhead: float
     source: str
+    guessed: frozenset[str] = frozenset()  # rows with no record: the median of the others
 
     def seconds(self, row: str, k: int) -> float:
         return self.overhead + k * self.per_run[row] if k else 0.0
@@ -696,7 +697,13 @@ class Estimate:
     def scaled(self, factor: float, source: str) -> Estimate:
         """Every row's seconds times ``factor`` (this machine's load now, measured)."""
         per = {r: s * factor for r, s in self.per_run.items()}
-        return Estimate(per, self.overhead * factor, source)
+        return Estimate(per, self.overhead * factor, source, self.guessed)
+
+    def measured_for_guessed(self, measured: Estimate) -> Estimate:
+        """The rows without records at ``measured``'s pace (measured on one of them), instead
+        of the median of rows that may be other models."""
+        per = {r: measured.per_run[r] if r in self.guessed else s for r, s in self.per_run.items()}
+        return Estimate(per, self.overhead, f"{self.source}; rows without one: {measured.source}")
 
 
 def _machine(env: dict) -> tuple:
@@ -706,14 +713,16 @@ def _machine(env: dict) -> tuple:
 
 def estimate_from_records(c: Campaign, env: dict) -> Estimate | None:
     """Per-run seconds measured by this campaign's own records made on this kind of machine
-    (the wall time of each record's row group / its seeds; each row its own when it has some,
-    else the median of all)."""
+    (the wall time of each record's row group / its seeds, or its training time when that is
+    longer: a resumed run's wall time is only its last call's; each row its own when it has
+    some, else the median of all, and such rows are listed in ``guessed``)."""
     per: dict[str, list[float]] = {}
     for rec in read_records(c.records_dir):
         camp = rec.get("campaign") or {}
         if _machine(rec.get("env") or {}) != _machine(env) or not camp.get("group_seeds"):
             continue
-        per.setdefault(rec["row"], []).append(camp["group_wall_s"] / len(camp["group_seeds"]))
+        group_s = max(camp["group_wall_s"], float(rec.get("train_seconds") or 0.0))
+        per.setdefault(rec["row"], []).append(group_s / len(camp["group_seeds"]))
     if not per:
         return None
     import numpy as np
@@ -723,6 +732,7 @@ def estimate_from_records(c: Campaign, env: dict) -> Estimate | None:
         {r.name: float(np.median(per[r.name])) if r.name in per else every for r in c.rows},
         0.0,
         f"from {sum(map(len, per.values()))} records of this campaign on this machine",
+        frozenset(r.name for r in c.rows if r.name not in per),
     )
 
 
@@ -862,7 +872,13 @@ def run_campaign(
     else:
         env = environment()
         if estimate is None:
-            estimate = estimate_from_records(c, env) or estimate_by_measuring(c, groups[0][0])
+            estimate = estimate_from_records(c, env)
+            if estimate is None:
+                estimate = estimate_by_measuring(c, groups[0][0])
+            else:  # rows without records may be other models: measure the first of them
+                new = next((r for r, _ in groups if r.name in estimate.guessed), None)
+                if new is not None:
+                    estimate = estimate.measured_for_guessed(estimate_by_measuring(c, new))
         total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)
         log(f"ETA ~{_minutes(total)} for {sum(len(s) for _, s in groups)} runs ({estimate.source})")
         planned_s = measured_s = 0.0  # this call's groups: estimated and measured seconds

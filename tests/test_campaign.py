@@ -453,6 +453,44 @@ def test_budget_estimate_follows_what_this_call_measured(tmp_path, monkeypatch, 
     assert "this call's runs took 10.00x the estimate" in out and "stopping before it" in out
 
 
+def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
+    tmp_path, monkeypatch, capsys
+):
+    """A resumed run's wall time is only its last call's: its training time (longer) is used.
+    A row with no record is not given the median of other rows (maybe another model): the
+    first such row is measured and the others take its pace."""
+    root = make_root(tmp_path / "repo", audit=False)
+    c = campaign.Campaign.open("tiny", "t", root)
+    # base: one group of 2 seeds, resumed (wall 100 s in its last call, 600 s of training)
+    rec = {"row": "base", "env": {}, "train_seconds": 600.0}
+    rec["campaign"] = {"group_seeds": [0, 1], "group_wall_s": 100.0}
+    recs = [rec, dict(rec)]
+    monkeypatch.setattr(campaign, "read_records", lambda d: recs)
+    est = campaign.estimate_from_records(c, {})
+    assert est.per_run["base"] == 300.0 and est.guessed == {"fast"}
+    assert est.per_run["fast"] == 300.0  # the median, until measured
+
+    measured_rows = []
+
+    def fake_measure(c, row):
+        measured_rows.append(row.name)
+        return campaign.Estimate({r.name: 50.0 for r in c.rows}, 0.0, f"measured on {row.name}")
+
+    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
+    both = est.measured_for_guessed(fake_measure(c, c.experiment.row("fast")))
+    assert both.per_run == {"base": 300.0, "fast": 50.0}
+    assert both.scaled(2.0, "x").per_run == {"base": 600.0, "fast": 100.0}
+    # run_campaign measures the first row without records, once
+    measured_rows.clear()
+    monkeypatch.undo()  # the real records (none) for the plan; the estimate is faked instead
+    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign, "estimate_from_records", lambda c, env: est)
+    monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
+    campaign.run_campaign(c, progress=False)
+    assert measured_rows == ["fast"]
+    assert "rows without one: measured on fast" in capsys.readouterr().out
+
+
 # --------------------------------------------------------------------------- with training
 
 

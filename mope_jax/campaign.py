@@ -768,6 +768,11 @@ def _run_seconds(cfg, step_s: float) -> float:
     return t.max_steps * step_s + evals * 2 * t.eval_batches * step_s / 3
 
 
+# run_campaign measures a step for its ETA only when a budget needs it or the missing runs
+# total at least this many training steps
+MEASURE_MIN_STEPS = 1000
+
+
 def estimate_by_measuring(c: Campaign, row: Row) -> Estimate:
     cfg = c.config(row)
     compile_s, step_s = measure_step(cfg)
@@ -849,8 +854,10 @@ def run_campaign(
     budget_s: stop at a run boundary: before a row group whose estimate does not fit in what is
     left, train the first seeds of it that fit (then stop), or stop. estimate: seconds per run
     (default: from this campaign's records on this machine, else measured on the first missing
-    row); after each row group the estimate of the rest is scaled by this call's measured /
-    estimated seconds so far (records made under another load mislead the budget otherwise).
+    row; not measured, and no ETA printed, without a budget when the missing runs total fewer
+    than MEASURE_MIN_STEPS steps); after each row group the estimate of the rest is scaled by
+    this call's measured / estimated seconds so far (records made under another load mislead
+    the budget otherwise).
     continue_args: extra options of the printed command to continue."""
     from mope_jax.provenance import environment
 
@@ -871,16 +878,28 @@ def run_campaign(
         log("nothing to train: every planned run has its record")
     else:
         env = environment()
+        n_runs = sum(len(s) for _, s in groups)
+        steps = sum(len(s) * c.config(r).train.max_steps for r, s in groups)
+        # a measurement costs a compile and 6 steps: without a budget to plan, not worth it
+        # for short runs (smoke scales, tests), where it is a large part of the whole call
+        measure = budget_s is not None or steps >= MEASURE_MIN_STEPS
         if estimate is None:
             estimate = estimate_from_records(c, env)
-            if estimate is None:
+            if estimate is None and measure:
                 estimate = estimate_by_measuring(c, groups[0][0])
-            else:  # rows without records may be other models: measure the first of them
+            elif estimate is not None and measure:  # rows without records may be other
                 new = next((r for r, _ in groups if r.name in estimate.guessed), None)
-                if new is not None:
+                if new is not None:  # models: measure the first of them
                     estimate = estimate.measured_for_guessed(estimate_by_measuring(c, new))
-        total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)
-        log(f"ETA ~{_minutes(total)} for {sum(len(s) for _, s in groups)} runs ({estimate.source})")
+        if estimate is None:
+            estimate = Estimate({r.name: 0.0 for r in c.rows}, 0.0, "not measured")
+            log(
+                f"ETA not measured: {n_runs} runs, {steps} training steps in all (fewer than "
+                f"{MEASURE_MIN_STEPS}, and no budget); `mope-jax campaign estimate` measures"
+            )
+        else:
+            total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)
+            log(f"ETA ~{_minutes(total)} for {n_runs} runs ({estimate.source})")
         planned_s = measured_s = 0.0  # this call's groups: estimated and measured seconds
         base = estimate
         for row, seeds in groups:

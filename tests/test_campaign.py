@@ -486,9 +486,31 @@ def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
     monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
     monkeypatch.setattr(campaign, "estimate_from_records", lambda c, env: est)
     monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
-    campaign.run_campaign(c, progress=False)
+    campaign.run_campaign(c, progress=False, budget_s=1e9)  # a budget: the estimate is needed
     assert measured_rows == ["fast"]
     assert "rows without one: measured on fast" in capsys.readouterr().out
+
+
+def test_short_runs_without_a_budget_are_not_measured(tmp_path, monkeypatch, capsys):
+    """Measuring costs a compile and 6 steps: for runs of a few steps (4 runs x 12 steps here)
+    and no budget to plan, run_campaign prints why there is no ETA instead; long runs (or any
+    with a budget) are measured."""
+    root = make_root(tmp_path / "repo", audit=False)
+    c = campaign.Campaign.open("tiny", "t", root)
+    measured_rows = []
+
+    def fake_measure(c, row):
+        measured_rows.append(row.name)
+        return campaign.Estimate({r.name: 50.0 for r in c.rows}, 0.0, f"measured on {row.name}")
+
+    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
+    campaign.run_campaign(c, progress=False)
+    out = capsys.readouterr().out
+    assert measured_rows == [] and "ETA not measured: 4 runs, 48 training steps in all" in out
+    monkeypatch.setattr(campaign, "MEASURE_MIN_STEPS", 48)
+    campaign.run_campaign(c, progress=False)
+    assert measured_rows == ["base"] and "ETA ~" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- with training

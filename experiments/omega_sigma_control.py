@@ -16,8 +16,8 @@ mope-wd_on-init_boundary-clamp,ega-m-wd_on-init_boundary-clamp` (2026-12-01, Int
 campaigns paused) measured 270 / 289 ms/step, 9.6 / 10.3 min per run alone: ~8 h of this CPU for
 the 24 rows x 2 seeds of issue 15. Per 2-seed cell in the records' group_wall_s (strategy
 shard on 2 host devices): MOPE 883-1708 s, median 893 s (Intel Xeon, 2026-12-02; the resumed
-cell's 438 s left out); EGA-M 1365-1403 s alone, 1577 s beside the test suite (AMD EPYC,
-2026-12-02).
+cell's 438 s left out); EGA-M 1304-1419 s alone (5 cells), 1577 s beside the test suite, 2896 s
+with a 25-minute pause (AMD EPYC, 2026-12-02).
 Claim (paper A, A5): all 128 (omega, sigma) pairs converge to omega sigma = 5.000, sigma in
 [1.49, 4.50], omega in [1.11, 3.35].
 Suspicion (DESIGN.md section 1): the setup produces it -- init ON the boundary, weight decay 0.1

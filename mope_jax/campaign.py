@@ -885,11 +885,11 @@ def run_campaign(
         measure = budget_s is not None or steps >= MEASURE_MIN_STEPS
         if estimate is None:
             estimate = estimate_from_records(c, env)
-            if estimate is None and measure:
+            if measure and estimate is None:
                 estimate = estimate_by_measuring(c, groups[0][0])
-            elif estimate is not None and measure:  # rows without records may be other
+            elif measure:  # rows without records may be other models: measure the first
                 new = next((r for r, _ in groups if r.name in estimate.guessed), None)
-                if new is not None:  # models: measure the first of them
+                if new is not None:
                     estimate = estimate.measured_for_guessed(estimate_by_measuring(c, new))
         if estimate is None:
             estimate = Estimate({r.name: 0.0 for r in c.rows}, 0.0, "not measured")

@@ -739,7 +739,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     _quiet_absl()
+    from mope_jax import provenance
     from mope_jax.errors import MopeError
+
+    provenance.loaded_commit()  # the commit of the code this process runs, read before it runs
 
     try:
         return args.func(args)

@@ -44,6 +44,28 @@ def git_commit() -> str:
     return "unknown"
 
 
+# The commit of the code this process loaded: read once, when this module is first imported
+# (every entry point imports it before training). A campaign that outlives a commit made
+# beside it would otherwise name, in records written later, code it never ran.
+_COMMIT_AT_LOAD: str | None = None
+
+
+def loaded_commit() -> str:
+    """:func:`git_commit` as it was when this process first imported this module."""
+    global _COMMIT_AT_LOAD
+    if _COMMIT_AT_LOAD is None:
+        _COMMIT_AT_LOAD = git_commit()
+    return _COMMIT_AT_LOAD
+
+
+def commit_fields() -> dict[str, str]:
+    """``{"git_commit": <commit at load>}``, plus ``"git_commit_at_write"`` (HEAD now) when
+    the repository has changed since this process loaded its code."""
+    loaded, now = loaded_commit(), git_commit()
+    return {"git_commit": loaded} if now == loaded else {
+        "git_commit": loaded, "git_commit_at_write": now}
+
+
 # CPU features that change speed or (for bf16) the numbers: recorded with every run
 _CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
 
@@ -101,7 +123,7 @@ def environment() -> dict[str, Any]:
         "device": getattr(dev, "device_kind", str(dev)),
         "device_count": jax.device_count(),
         "threefry_unrolled_on_cpu": threefry_unrolled(),
-        "git_commit": git_commit(),
+        **commit_fields(),
     }
 
 
@@ -127,6 +149,8 @@ def describe(env: dict[str, Any]) -> str:
         f"CPUs, backend {env.get('backend', '?')} x{env.get('device_count', '?')}); "
         f"jax {env.get('jax', '?')}, flax {env.get('flax', '?')}; "
         f"commit {env.get('git_commit', '?')}"
+        + (f" (HEAD {env['git_commit_at_write']} when written)"
+           if env.get("git_commit_at_write") else "")
     )
 
 
@@ -162,3 +186,6 @@ def write_json(path: str | Path, payload: dict[str, Any], *, command: str) -> Pa
     """Write a results JSON that says which command made it, when, and on what machine
     (atomically: a kill leaves the old file or the new one)."""
     return save_json(path, stamp(payload, command=command))
+
+
+loaded_commit()

@@ -27,3 +27,16 @@ def test_cpu_text_of_an_older_record_is_unchanged():
 def test_environment_records_the_cpu():
     env = provenance.environment()
     assert "cpu_model" in env and "cpu_flags" in env
+
+
+def test_records_name_the_commit_the_process_loaded(monkeypatch):
+    # A campaign runs for hours; a commit made beside it must not be credited with its runs.
+    now = provenance.git_commit()
+    monkeypatch.setattr(provenance, "_COMMIT_AT_LOAD", "0" * 40)
+    env = provenance.environment()
+    assert env["git_commit"] == "0" * 40
+    assert env["git_commit_at_write"] == now
+    assert f"(HEAD {now} when written)" in provenance.describe(env)
+    monkeypatch.setattr(provenance, "_COMMIT_AT_LOAD", now)
+    env = provenance.environment()
+    assert env["git_commit"] == now and "git_commit_at_write" not in env

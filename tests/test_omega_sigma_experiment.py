@@ -32,7 +32,7 @@ def test_declaration_rows_scales_and_lr_rule(osc):
     assert (
         names[11] == "mope-wd_off-init_off-none" and names[12] == "ega-m-wd_on-init_boundary-clamp"
     )
-    assert exp.analyze is not None and exp.sections and [c.id for c in exp.claims] == ["A5"]
+    assert exp.analyze is not None and exp.sections and [c.id for c in exp.claims] == ["A5", "A5g"]
     assert "paper's setup" in exp.row(exp.baseline).label
     assert [(s.name, s.seeds) for s in exp.scales] == [("smoke", 1), ("cpu", 1), ("mid", 2)]
     mid = exp.scale("mid")
@@ -69,8 +69,7 @@ def _records(osc, fracs: dict, seeds=(0, 1)) -> list[dict]:
 
 def test_a5_judge_each_verdict(osc):
     exp = load_experiment("omega_sigma_control", REPO)
-    (claim,) = exp.claims
-    judge = claim.judge
+    judge = exp.claims[0].judge
     assert judge(exp, {}).verdict == "untested"
     assert judge(exp, {"smoke": _records(osc, {})}).verdict == "untested"  # never evidence
     assert judge(exp, {"cpu": _records(osc, {}, seeds=(0,))}).verdict == "untested"  # 1 seed
@@ -93,6 +92,32 @@ def test_a5_judge_each_verdict(osc):
     # the foils in between (>= 0.5): not decisive for "the setup produces it"
     v = judge(exp, {"mid": _records(osc, {"mope-wd_on-init_off-none": 0.7})})
     assert v.verdict == "not reproduced"
+
+
+def test_a5g_judges_the_ega_m_cells_only(osc):
+    exp = load_experiment("omega_sigma_control", REPO)
+    judge = exp.claims[1].judge
+    ega = [r.name for r in exp.rows if r.name.startswith("ega-m-")]
+    paper = "ega-m-wd_on-init_boundary-clamp"
+
+    def recs(fracs, seeds=(0, 1)):
+        return [
+            {"row": row, "seed": s, "summary": {"ega_m_on_boundary_frac": fracs.get(row, 1.0)}}
+            for row in ega
+            for s in seeds
+        ]
+
+    assert len(ega) == 12
+    # MOPE's records alone do not decide the EGA-M claim, nor an EGA-M grid missing a seed
+    assert judge(exp, {"mid": _records(osc, {})}).verdict == "untested"
+    partial = [r for r in recs({}) if not (r["row"] == ega[-1] and r["seed"] == 1)]
+    assert judge(exp, {"mid": partial}).verdict == "untested"
+    v = judge(exp, {"mid": recs({"ega-m-wd_on-init_boundary-none": 0.0})})
+    assert v.verdict == "produced by the setup" and "EGA-M filters" in v.evidence
+    assert paper in v.causality and "NON-CAUSAL" in v.causality
+    # the paper's setup itself leaves filters off the boundary: not reproduced, whatever the foils
+    v = judge(exp, {"mid": recs({paper: 0.9, "ega-m-wd_on-init_boundary-none": 0.0})})
+    assert v.verdict == "not reproduced" and f"`{paper}` 0.900" in v.evidence
 
 
 def test_a5_left_paper_a():

@@ -156,7 +156,12 @@ def cell_row(model: str, wd: str, init: str, constraint: str) -> Row:
 
 ROWS = tuple(cell_row(m, *c) for m in MODELS for c in CELLS)
 BASELINE = row_name("mope", "on", "boundary", "clamp")
-MOPE_ROWS = tuple(row_name("mope", *c) for c in CELLS)
+def cell_rows(model: str) -> tuple[str, ...]:
+    """The 12 cells' row names of ``model`` ("mope" or "ega-m"), in grid order."""
+    return tuple(row_name(model, *c) for c in CELLS)
+
+
+MOPE_ROWS = cell_rows("mope")
 
 
 def row_model(row: Row) -> str:
@@ -269,16 +274,14 @@ def cells_section(experiment: Experiment, scale: Scale, records: list[dict]) -> 
 ON, OFF = 0.99, 0.5  # "ends on the boundary" / "does not"
 
 
-def boundary_fractions(
-    records: list[dict], rows=MOPE_ROWS, model: str = "mope"
-) -> dict[str, float]:
+def boundary_fractions(records: list[dict], model: str = "mope") -> dict[str, float]:
     """Mean over seeds of the fraction of ``model``'s (omega, sigma) pairs (MOPE's pairs,
-    EGA-M's filters) on omega sigma = 5, per row with records."""
+    EGA-M's filters) on omega sigma = 5, per cell row with records."""
     recs = by_row(records)
     key = f"{PREFIX[model]}_on_boundary_frac"
     return {
         row: float(np.mean([r["summary"][key] for r in recs[row]]))
-        for row in rows
+        for row in cell_rows(model)
         if recs.get(row)
     }
 
@@ -288,12 +291,12 @@ def _boundary_judge(exp: Experiment, by_scale: dict, model: str) -> cl.Verdict:
     ends on the boundary (fraction >= 0.99); produced by the setup if the paper's setup does
     while some cell without the clamp or without the boundary init does not (< 0.5); else not
     reproduced (the paper's own setup leaves pairs off the boundary)."""
-    rows = tuple(row_name(model, *c) for c in CELLS)
+    rows = cell_rows(model)
     paper = row_name(model, "on", "boundary", "clamp")
     sc = cl.decisive_scale(exp, by_scale, rows)
     if sc is None:
         return cl.untested()
-    frac = boundary_fractions(by_scale[sc], rows, model)
+    frac = boundary_fractions(by_scale[sc], model)
     n = min(len(v) for k, v in by_row(by_scale[sc]).items() if k in rows)
     foils = {
         row: x

@@ -739,10 +739,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     _quiet_absl()
-    from mope_jax import provenance
+    from mope_jax import provenance  # noqa: F401  importing it reads the commit this process runs
     from mope_jax.errors import MopeError
-
-    provenance.loaded_commit()  # the commit of the code this process runs, read before it runs
 
     try:
         return args.func(args)

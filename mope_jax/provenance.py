@@ -45,8 +45,9 @@ def git_commit() -> str:
 
 
 # The commit of the code this process loaded: read once, when this module is first imported
-# (every entry point imports it before training). A campaign that outlives a commit made
-# beside it would otherwise name, in records written later, code it never ran.
+# (the call at the end of this module; every entry point imports it before training). A
+# campaign that outlives a commit made beside it would otherwise name, in records written
+# later, code it never ran.
 _COMMIT_AT_LOAD: str | None = None
 
 
@@ -62,8 +63,10 @@ def commit_fields() -> dict[str, str]:
     """``{"git_commit": <commit at load>}``, plus ``"git_commit_at_write"`` (HEAD now) when
     the repository has changed since this process loaded its code."""
     loaded, now = loaded_commit(), git_commit()
-    return {"git_commit": loaded} if now == loaded else {
-        "git_commit": loaded, "git_commit_at_write": now}
+    fields = {"git_commit": loaded}
+    if now != loaded:
+        fields["git_commit_at_write"] = now
+    return fields
 
 
 # CPU features that change speed or (for bf16) the numbers: recorded with every run

@@ -39,6 +39,7 @@ TINY = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("devices", [2])
 def test_train_measurement(devices):
     if jax.device_count() < devices:
@@ -223,6 +224,7 @@ def test_gpu_benchmark_script_runs_at_toy_size(tmp_path):
     assert "| MFU (model FLOPs/s / the peak of the same dtype) |" in md and "| vmap/R=2 |" in md
 
 
+@pytest.mark.slow
 def test_profile_task_tells_attention_matmuls_from_dense_ones():
     """The profile task (its own process: the trace flag must be set before JAX starts) splits
     the step's matmuls into the attention's einsums and the dense layers'."""

@@ -516,7 +516,6 @@ def test_short_runs_without_a_budget_are_not_measured(tmp_path, monkeypatch, cap
 # --------------------------------------------------------------------------- with training
 
 
-@pytest.mark.slow
 def test_second_run_trains_nothing_and_status_counts(done, capsys):
     before = {p: p.read_bytes() for p in record_files(done)}
     table = (done / "experiments/results/tiny/t/table.md").read_text()
@@ -535,7 +534,6 @@ def test_second_run_trains_nothing_and_status_counts(done, capsys):
     assert "declared causal; audit (jacobian): causal, max rel. leak" in table
 
 
-@pytest.mark.slow
 def test_status_gives_the_eta_of_the_missing_runs_from_the_records(done, tmp_path, capsys):
     root = tmp_path / "repo"
     shutil.copytree(done / "experiments", root / "experiments")
@@ -550,7 +548,6 @@ def test_status_gives_the_eta_of_the_missing_runs_from_the_records(done, tmp_pat
     assert f"ETA ~{campaign._minutes(per_run)} " in out
 
 
-@pytest.mark.slow
 def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):
     root = make_root(tmp_path / "repo")
     shutil.copytree(done / "experiments" / "results", root / "experiments" / "results")
@@ -567,7 +564,6 @@ def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):
     assert "model.n_embd: 32 -> 16" in err and "delete the stale records or restore" in err
 
 
-@pytest.mark.slow
 def test_reaudit_redoes_sampled_audits_from_the_local_checkpoints(done, tmp_path, capsys):
     root = tmp_path / "repo"
     shutil.copytree(done, root)
@@ -606,7 +602,6 @@ def test_reaudit_redoes_sampled_audits_from_the_local_checkpoints(done, tmp_path
     assert regenerate([root / "experiments" / "results"], check=True) == []
 
 
-@pytest.mark.slow
 def test_regenerate_rerenders_campaign_tables(done, tmp_path, capsys):
     root = tmp_path / "repo"
     shutil.copytree(done / "experiments", root / "experiments")
@@ -621,7 +616,6 @@ def test_regenerate_rerenders_campaign_tables(done, tmp_path, capsys):
     assert table.read_text() == good
 
 
-@pytest.mark.slow
 def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path, env):
     """SIGKILL mid-campaign (some records written, not all); a fresh clone holding only the
     committed records continues with --strategy map, another with sequential, and the killed

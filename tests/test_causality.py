@@ -142,7 +142,6 @@ def test_bilateral_filter_is_caught_at_the_function_level():
     assert not res.causal and res.leak_rel > 0.1
 
 
-@pytest.mark.slow
 def test_every_registered_variant_matches_its_declaration():
     rows = audit_registry(seq_len=16, n_layer=1)
     table = format_table(rows)

@@ -126,6 +126,7 @@ def test_a5_left_paper_a():
     assert [c.id for c in paper_a.CLAIMS] == ["A1", "A2", "A3", "A4"]
 
 
+@pytest.mark.slow
 def test_smoke_campaign_two_rows(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)

@@ -9,6 +9,7 @@ import dataclasses
 
 import jax
 import numpy as np
+import pytest
 
 from experiments import paper_a
 from mope_jax.campaign import Campaign, row_config
@@ -18,6 +19,7 @@ from mope_jax.sweep import sweep
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_other_gate_analysis_recovers_the_final_loss_and_differs(shakespeare_path, tmp_path):
     exp = paper_a.EXPERIMENT
     c = Campaign.open(exp, "smoke", REPO, corpus=shakespeare_path)

@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 
 from mope_jax.errors import CampaignError
 from mope_jax.provenance import jsonable as _jsonable
-from mope_jax.provenance import cpu_text, utc_now
+from mope_jax.provenance import at_write, cpu_text, utc_now
 
 RESULTS = ("experiments", "results")
 RECORD_RE = re.compile(r"^seed(\d+)\.json$")
@@ -1019,6 +1019,8 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         )
         if init_from is not None:
             rec["init_from"] = init_from
+        if "env" in rec:  # the run's env was taken when it started; HEAD may have moved since
+            rec["env"] = at_write(rec["env"])
         path = c.record_path(row.name, seed)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, json.dumps(_jsonable(rec), indent=1) + "\n")

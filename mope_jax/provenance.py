@@ -69,6 +69,17 @@ def commit_fields() -> dict[str, str]:
     return fields
 
 
+def at_write(env: dict[str, Any]) -> dict[str, Any]:
+    """``env`` (an :func:`environment` taken earlier, e.g. when a run started) with
+    ``git_commit_at_write`` read again now: HEAD when a record is written, kept only when it
+    differs from the commit the process loaded."""
+    out = {k: v for k, v in env.items() if k != "git_commit_at_write"}
+    now = git_commit()
+    if now != out.get("git_commit"):
+        out["git_commit_at_write"] = now
+    return out
+
+
 # CPU features that change speed or (for bf16) the numbers: recorded with every run
 _CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
 

@@ -40,3 +40,19 @@ def test_records_name_the_commit_the_process_loaded(monkeypatch):
     monkeypatch.setattr(provenance, "_COMMIT_AT_LOAD", now)
     env = provenance.environment()
     assert env["git_commit"] == now and "git_commit_at_write" not in env
+
+
+def test_at_write_reads_head_again(monkeypatch):
+    # A run's env is taken when it starts; its campaign record is written up to hours later:
+    # fourierqk mid fixed-bin-4 seed 0 (2026-12-03) names cd1b8c2+dirty "at write", the HEAD
+    # of its start, although 51a65e8 had landed by then.
+    loaded = "1" * 40
+    started = {"git_commit": loaded, "git_commit_at_write": loaded + "+dirty", "cpu": "x"}
+    monkeypatch.setattr(provenance, "git_commit", lambda: "2" * 40)
+    assert provenance.at_write(started) == {
+        "git_commit": loaded,
+        "git_commit_at_write": "2" * 40,
+        "cpu": "x",
+    }
+    monkeypatch.setattr(provenance, "git_commit", lambda: loaded)
+    assert provenance.at_write(started) == {"git_commit": loaded, "cpu": "x"}

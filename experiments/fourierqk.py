@@ -58,7 +58,7 @@ from mope_jax.analysis import diagnostics as dg  # noqa: E402
 from mope_jax.analysis.stats import summarize  # noqa: E402
 from mope_jax.attention import spectral  # noqa: E402
 from mope_jax import claims as cl  # noqa: E402
-from mope_jax.campaign import Experiment, Row, Scale, by_row, contrast  # noqa: E402
+from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row, contrast  # noqa: E402
 from mope_jax.config import Config  # noqa: E402
 from mope_jax.presets import apply_variant, model_variants  # noqa: E402
 
@@ -460,6 +460,27 @@ CLAIMS = (
 )
 
 
+# Paired comparisons between filter rows (the table's declared section): does learning the window
+# beat holding Fourier-QK's initial window fixed, and do the null windows (which pass no usable
+# frequency) gain as much as random windows? Fourier-QK starts at bin 4 at every T; the ladder
+# names its rungs at T=256, so the fixed twin of that init is `fixed-bin-4` at T=256 and
+# `fixed-bin-16` at T=64.
+COMPARISONS = (
+    Comparison(
+        "fixed-bin-4",
+        "fourier-qk",
+        "fixed window at ladder bin 4 (Fourier-QK's init at T=256) minus the learned window",
+    ),
+    Comparison(
+        "fixed-bin-16",
+        "fourier-qk",
+        "fixed window at ladder bin 16 (Fourier-QK's init at T=64) minus the learned window",
+    ),
+    Comparison("fixed-bin-dc", "random-qk", "DC null window minus random windows"),
+    Comparison("fixed-bin-nyquist", "random-qk", "Nyquist null window minus random windows"),
+)
+
+
 EXPERIMENT = Experiment(
     name="fourierqk",
     title="Paper C: FourierQK, spectral Q/K filters",
@@ -476,6 +497,7 @@ EXPERIMENT = Experiment(
     analyze=analyze,
     sections=(diagnostics_section,),
     claims=CLAIMS,
+    comparisons=COMPARISONS,
 )
 
 

@@ -33,6 +33,26 @@ def test_declaration_carries_paper_c_recipe_at_every_scale():
     }
 
 
+@pytest.mark.parametrize("scale_name", ["cpu", "mid"])
+def test_fixed_twin_of_fourier_qk_init_is_the_one_compared_at_each_scale(scale_name):
+    """The declared comparison 'fixed window at Fourier-QK's init minus the learned window'
+    names, at each scale, the ladder rung whose bin at that T is Fourier-QK's initial bin."""
+    from mope_jax.attention import spectral
+    from mope_jax.campaign import comparisons_at, row_config
+
+    exp = load_experiment("fourierqk", REPO)
+    sc = exp.scale(scale_name)
+    t = sc.model["block_size"]
+    twins = [
+        c for c in comparisons_at(exp, sc) if c.b == "fourier-qk" and f"init at T={t})" in c.what
+    ]
+    assert len(twins) == 1
+    fixed = row_config(exp, sc, exp.row(twins[0].a)).model
+    learned = row_config(exp, sc, exp.row("fourier-qk")).model
+    assert fixed.qk_filter == "fixed-bin"
+    assert spectral.ladder_bin(fixed.filter_fixed_bin, t) == learned.filter_init_bin
+
+
 @pytest.mark.slow
 def test_smoke_campaign_records_audit_and_diagnostics(shakespeare_path, tmp_path):
     root = tmp_path / "repo"

@@ -251,7 +251,8 @@ def diagnostics_section(experiment: Experiment, scale: Scale, records: list[dict
         "",
         "Per row, mean over seeds: best val over evals (paper C reports best-over-evals), the "
         "shuffled gap = loss(shuffled val) - loss(val) on fixed val windows; learned periods "
-        "T/f or kernel scales a (tokens) of the lowest seed. Ladder rows name the rung at "
+        "T/f, MexHat-K4's peak periods sqrt(2) pi s or kernel scales a (tokens) of the lowest "
+        "seed, median per window over layers and heads. Ladder rows name the rung at "
         f"T={spectral.LADDER_T}; at T={scale.model.get('block_size', 256)} the bin is scaled.",
         "",
         "| row | n | best val | shuffled gap | learned (lowest seed) |",
@@ -265,8 +266,7 @@ def diagnostics_section(experiment: Experiment, scale: Scale, records: list[dict
         gap = np.mean([r["analysis"]["shuffled"]["gap"] for r in rs])
         note = _ladder_note(row.variant, scale.model.get("block_size", 256))
         lines.append(
-            f"| `{row.name}`{note} | {len(rs)} | {best:.3f} | {gap:.3f} | "
-            f"{_periods_text(rs[0]['analysis'])} |"
+            f"| `{row.name}`{note} | {len(rs)} | {best:.3f} | {gap:.3f} | {_learned_text(rs[0])} |"
         )
     bil = [
         row.name
@@ -478,6 +478,12 @@ COMPARISONS = (
     ),
     Comparison("fixed-bin-dc", "random-qk", "DC null window minus random windows"),
     Comparison("fixed-bin-nyquist", "random-qk", "Nyquist null window minus random windows"),
+    Comparison(
+        "mexhat-k4-qk",
+        "multifourier-qk",
+        "4 Mexican-hat spectra per head (each / its sum, zero at DC) minus 4 Gaussian windows "
+        "(L2), both initialised at periods 50/26/10/5",
+    ),
 )
 
 
@@ -516,6 +522,18 @@ def main(argv=None) -> int:
 
 def _fmt_ci(s) -> str:
     return "-" if s.n < 2 else f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
+
+
+def _learned_text(record: dict) -> str:
+    """The learned-column text of a campaign record: its analysis' periods or scales, else
+    MexHat-K4's peak periods (the record's ``spectra``; init 50/26/10/5 tokens)."""
+    text = _periods_text(record["analysis"])
+    per = (record.get("spectra") or {}).get("qk_mexhat_period")
+    if text == "-" and per is not None:
+        arr = np.asarray(per, np.float64)  # (L,H,K)
+        med = np.median(arr.reshape(-1, arr.shape[-1]), axis=0)  # (K,)
+        text = "peak period median: " + "/".join(f"{p:.1f}" for p in med)
+    return text
 
 
 def _periods_text(d: dict) -> str:

@@ -96,3 +96,28 @@ def test_mid_and_reference_use_the_authors_recipe_details():
         assert "causal-morlet" not in s.row_overrides  # the learned-scale row keeps 0.1
     for name in ("smoke", "cpu"):
         assert "use_bias" not in scales[name].model and not scales[name].row_overrides
+
+
+def test_diagnostics_reads_mexhat_k4_peak_periods_from_the_record():
+    """MexHat-K4's learned column: the peak periods of the record's spectra, median per window.
+    At init they are the paper's 50/26/10/5, and the spectra really peak there (argmax over a
+    fine frequency grid), so the column reports where the filters pass most."""
+    import importlib
+
+    import numpy as np
+
+    from mope_jax.attention import spectral
+
+    load_experiment("fourierqk", REPO)  # puts the repository's experiments/ on the path
+    diag = importlib.import_module("experiments.fourierqk")
+    log_s = np.tile(spectral.mexhat_k4_init_log_s(), (4, 1))  # (H,K)
+    spectra = spectral.learned_filter_spectra(256, {"log_s": log_s})
+    record = {
+        "analysis": {"periods": {}, "scales": {}},
+        "spectra": {k: np.stack([v, v]).tolist() for k, v in spectra.items()},  # (L,H,K)
+    }
+    assert diag._learned_text(record) == "peak period median: 50.0/26.0/10.0/5.0"
+    t = 4096  # fine grid: argmax bin -> period within a bin's width
+    h = np.asarray(spectral.mexhat_k4_spectra(log_s, t))  # (K,H,F)
+    peak = t / np.argmax(h[:, 0], axis=-1)
+    np.testing.assert_allclose(peak, spectral.PAPER_PERIODS, rtol=0.02)

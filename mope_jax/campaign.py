@@ -689,7 +689,9 @@ class Estimate:
     per_run: dict[str, float]
     overhead: float
     source: str
-    guessed: frozenset[str] = frozenset()  # rows with no record: the median of the others
+    # rows whose pace is a guess: no record of their own (the median of the others) and not
+    # measured themselves (another row's measured pace)
+    guessed: frozenset[str] = frozenset()
 
     def seconds(self, row: str, k: int) -> float:
         return self.overhead + k * self.per_run[row] if k else 0.0
@@ -699,11 +701,22 @@ class Estimate:
         per = {r: s * factor for r, s in self.per_run.items()}
         return Estimate(per, self.overhead * factor, source, self.guessed)
 
-    def measured_for_guessed(self, measured: Estimate) -> Estimate:
-        """The rows without records at ``measured``'s pace (measured on one of them), instead
-        of the median of rows that may be other models."""
+    def measured_for_guessed(self, measured: Estimate, row: str) -> Estimate:
+        """The rows without records at ``measured``'s pace (measured on ``row``, one of them),
+        instead of the median of rows that may be other models; the others stay guesses."""
         per = {r: measured.per_run[r] if r in self.guessed else s for r, s in self.per_run.items()}
-        return Estimate(per, self.overhead, f"{self.source}; rows without one: {measured.source}")
+        return Estimate(
+            per,
+            self.overhead,
+            f"{self.source}; rows without one: {measured.source}",
+            self.guessed - {row},
+        )
+
+    def with_measured(self, row: str, measured: Estimate) -> Estimate:
+        """``row`` at its own measured pace (no longer a guess); the other rows unchanged."""
+        per = dict(self.per_run)
+        per[row] = measured.per_run[row]
+        return Estimate(per, self.overhead, self.source, self.guessed - {row})
 
 
 def _machine(env: dict) -> tuple:
@@ -782,6 +795,7 @@ def estimate_by_measuring(c: Campaign, row: Row) -> Estimate:
         {r.name: per_run for r in c.rows},
         programs * compile_s,
         f"measured on {row.name}: {step_s * 1e3:.1f} ms/step, compile {compile_s:.1f} s",
+        frozenset(r.name for r in c.rows if r.name != row.name),  # the others: this row's pace
     )
 
 
@@ -855,7 +869,8 @@ def run_campaign(
     left, train the first seeds of it that fit (then stop), or stop. estimate: seconds per run
     (default: from this campaign's records on this machine, else measured on the first missing
     row; not measured, and no ETA printed, without a budget when the missing runs total fewer
-    than MEASURE_MIN_STEPS steps); after each row group the estimate of the rest is scaled by
+    than MEASURE_MIN_STEPS steps); with a budget, a row whose pace is still another row's is
+    measured before its group; after each row group the estimate of the rest is scaled by
     this call's measured / estimated seconds so far (records made under another load mislead
     the budget otherwise).
     continue_args: extra options of the printed command to continue."""
@@ -890,7 +905,9 @@ def run_campaign(
             elif measure:  # rows without records may be other models: measure the first
                 new = next((r for r, _ in groups if r.name in estimate.guessed), None)
                 if new is not None:
-                    estimate = estimate.measured_for_guessed(estimate_by_measuring(c, new))
+                    estimate = estimate.measured_for_guessed(
+                        estimate_by_measuring(c, new), new.name
+                    )
         if estimate is None:
             estimate = Estimate({r.name: 0.0 for r in c.rows}, 0.0, "not measured")
             log(
@@ -908,6 +925,13 @@ def run_campaign(
                     measured_s / planned_s,
                     f"{base.source}, times {measured_s / planned_s:.2f} as measured by this call",
                 )
+            if budget_s is not None and row.name in estimate.guessed:
+                # its pace so far is another row's: another model may be several times slower
+                # (Morlet-RoPE at mid: 2 s/step where sin/cos, measured first, took 0.6 s)
+                m = estimate_by_measuring(c, row)
+                log(f"  {m.source}")
+                base = base.with_measured(row.name, m)
+                estimate = estimate.with_measured(row.name, m)
             if budget_s is not None:
                 left_s = budget_s - (time.monotonic() - t_start)
                 k = len(seeds)

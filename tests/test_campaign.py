@@ -477,8 +477,8 @@ def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
         return campaign.Estimate({r.name: 50.0 for r in c.rows}, 0.0, f"measured on {row.name}")
 
     monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
-    both = est.measured_for_guessed(fake_measure(c, c.experiment.row("fast")))
-    assert both.per_run == {"base": 300.0, "fast": 50.0}
+    both = est.measured_for_guessed(fake_measure(c, c.experiment.row("fast")), "fast")
+    assert both.per_run == {"base": 300.0, "fast": 50.0} and both.guessed == set()
     assert both.scaled(2.0, "x").per_run == {"base": 600.0, "fast": 100.0}
     # run_campaign measures the first row without records, once
     measured_rows.clear()
@@ -489,6 +489,35 @@ def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
     campaign.run_campaign(c, progress=False, budget_s=1e9)  # a budget: the estimate is needed
     assert measured_rows == ["fast"]
     assert "rows without one: measured on fast" in capsys.readouterr().out
+
+
+def test_budget_measures_each_row_whose_pace_is_a_guess(tmp_path, monkeypatch, capsys):
+    """With no records, the first row is measured and the others take its pace; under a budget
+    each of them is measured again before its group, so a row several times slower than the
+    first (Morlet-RoPE after sin/cos at mid) is not started when it cannot finish."""
+    root = make_root(tmp_path / "repo", audit=False)
+    c = campaign.Campaign.open("tiny", "t", root)
+    pace = {"base": 50.0, "fast": 5000.0}  # seconds per run, measured
+    measured_rows = []
+
+    def fake_measure(c, row):
+        measured_rows.append(row.name)
+        per = {r.name: pace[row.name] for r in c.rows}
+        return campaign.Estimate(per, 0.0, f"m {row.name}", frozenset(per) - {row.name})
+
+    monkeypatch.setattr(campaign, "estimate_from_records", lambda c, env: None)
+    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
+    res = campaign.run_campaign(c, progress=False, budget_s=1000)
+    assert measured_rows == ["base", "fast"]
+    # at base's pace fast's two seeds (100 s) would fit; at its own (10000 s) not one does
+    assert res.trained == [("base", 0), ("base", 1)] and res.stopped == "budget"
+    assert "fast seeds 0, 1 need" in capsys.readouterr().out
+    # with records (no guesses) nothing is measured again
+    measured_rows.clear()
+    est = campaign.Estimate({"base": 50.0, "fast": 50.0}, 0.0, "records")
+    res = campaign.run_campaign(c, progress=False, budget_s=1000, estimate=est)
+    assert measured_rows == [] and res.stopped is None
 
 
 def test_short_runs_without_a_budget_are_not_measured(tmp_path, monkeypatch, capsys):

@@ -652,9 +652,16 @@ def eta_line(c: Campaign, plans: list[RowPlan]) -> str | None:
     if est is None:
         return f"ETA: no record of this campaign was made on this kind of machine; {how} it"
     total = sum(est.seconds(p.row.name, len(p.missing)) for p in todo)
+    guessed = [p.row.name for p in todo if p.row.name in est.guessed]
+    guess = (
+        f"; {', '.join(guessed)}: no record of {'its' if len(guessed) == 1 else 'their'} own, "
+        "taken at the other rows' median pace: a guess, another model may be several times slower"
+        if guessed
+        else ""
+    )
     return (
         f"ETA ~{_minutes(total)} ({total / 3600:.1f} h) for the {runs} missing runs at the pace "
-        f"{est.source} (median per row, whatever ran beside them); {how} each row now"
+        f"{est.source} (median per row, whatever ran beside them){guess}; {how} each row now"
     )
 
 

@@ -574,7 +574,12 @@ def test_status_gives_the_eta_of_the_missing_runs_from_the_records(done, tmp_pat
     assert "for the 1 missing runs at the pace from 3 records of this campaign" in out
     walls = [json.loads(p.read_text())["campaign"] for p in record_files(root) if "fast" in str(p)]
     per_run = walls[0]["group_wall_s"] / len(walls[0]["group_seeds"])  # fast's own pace
-    assert f"ETA ~{campaign._minutes(per_run)} " in out
+    assert f"ETA ~{campaign._minutes(per_run)} " in out and "a guess" not in out
+    for p in (records_dir(root) / "fast").glob("seed*.json"):  # fast: no record of its own
+        p.unlink()
+    assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "fast: no record of its own, taken at the other rows' median pace: a guess" in out
 
 
 def test_stale_record_is_shown_and_refused(done, tmp_path, capsys):

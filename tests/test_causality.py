@@ -132,6 +132,87 @@ def test_large_t_audit_covers_every_future_position_not_only_the_probed_ones():
     assert audit(attn, x, key=key, max_jacobian_elems=0).causal  # and no false alarm
 
 
+def _reverse_only(f):
+    """f behind a jax.custom_vjp (exact gradient): jax.jvp refuses it, as it refuses
+    Morlet-RoPE's hand-written group gradient."""
+    g = jax.custom_vjp(f)
+    g.defvjp(lambda x: (f(x), x), lambda x, ct: jax.vjp(f, x)[1](ct))
+    return g
+
+
+def test_large_t_audit_of_a_reverse_only_function_uses_vjp_rows_and_finds_every_pair():
+    """``jax.jvp`` cannot differentiate a custom_vjp, so the large-T default (``jvp-cuts``)
+    cannot run; ``auto`` then audits with one vjp per output position (``vjp-rows``), which
+    like the cuts examines every (t, s > t) pair: the far leak t = 5 <- s = 200 that probing
+    misses is found and named, and the causal function passes."""
+    T2 = 256
+    attn = _masked_attention(jax.random.PRNGKey(0))
+
+    def leaky(x):
+        return attn(x).at[5].add(1e-3 * x[200])
+
+    x = jax.random.normal(jax.random.PRNGKey(1), (T2, E))
+    key = jax.random.PRNGKey(2)
+    with pytest.raises(TypeError, match="custom_vjp"):  # the premise
+        audit(_reverse_only(attn), x, key=key, method="jvp-cuts")
+    ok = audit(_reverse_only(attn), x, key=key, max_jacobian_elems=0)
+    assert ok.method == "vjp-rows" and ok.causal and ok.leak == 0.0
+    bad = audit(_reverse_only(leaky), x, key=key, max_jacobian_elems=0)
+    assert bad.method == "vjp-rows" and not bad.causal and bad.first_leak == (5, 200)
+    assert 1e-5 < bad.leak_rel < 1e-1
+    # a function jvp can differentiate keeps the forward-mode default
+    assert audit(attn, x, key=key, max_jacobian_elems=0).method == "jvp-cuts"
+
+
+def test_vjp_rows_sees_the_jacobians_support():
+    """R[t, s] > 0 exactly where the Jacobian block J[t, s] is nonzero (small T, dense check)."""
+    from mope_jax.analysis.causality import influence_jacobian, influence_rows
+
+    attn = _masked_attention(jax.random.PRNGKey(0))
+
+    def leaky(x):
+        return attn(x).at[3].add(1e-3 * x[9])
+
+    x = jax.random.normal(jax.random.PRNGKey(1), (T, E))
+    rows = influence_rows(_reverse_only(leaky), x, key=jax.random.PRNGKey(4), chunk=5)
+    exact = influence_jacobian(leaky, x)
+    np.testing.assert_array_equal(rows > 0, exact > 0)
+    assert rows[3, 9] > 0 and rows[2, 9] == 0
+
+
+def test_morlet_rope_model_is_audited_at_large_t():
+    """A Morlet-RoPE GPT (custom_vjp group gradient) at a T where the Jacobian is not used: the
+    audit runs (``vjp-rows``) and finds it causal; an EGA model with the paper's full-sequence
+    gate on the same path is caught."""
+    base = dict(
+        block_size=64, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=11, init_std=0.2
+    )
+    mr = ModelConfig(**base, qk_position="morlet-rope")
+    res = audit(
+        *_model_fn(mr),
+        key=jax.random.PRNGKey(0),
+        max_jacobian_elems=0,
+    )
+    assert res.method == "vjp-rows" and res.causal, res
+    ega = ModelConfig(**base, attn_bias="ega")
+    with_rows = audit(*_model_fn(ega), key=jax.random.PRNGKey(0), method="vjp-rows")
+    assert not with_rows.causal
+
+
+def _model_fn(cfg):
+    from mope_jax.model import GPT
+
+    params = init_params(cfg, jax.random.PRNGKey(0))
+    tokens = jax.random.randint(jax.random.PRNGKey(1), (1, cfg.block_size), 0, cfg.vocab_size)
+
+    def fn(offset):
+        return GPT(cfg).apply(
+            {"params": params}, tokens, deterministic=True, embed_offset=offset[None]
+        )[0]
+
+    return jax.jit(fn), jnp.zeros((cfg.block_size, cfg.n_embd), jnp.float32)
+
+
 def test_bilateral_filter_is_caught_at_the_function_level():
     w = sp.gaussian_window(jnp.asarray([3.0]), T // 2 + 1, 2.0)
 

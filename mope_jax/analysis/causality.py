@@ -10,8 +10,10 @@ either exactly from the Jacobian (small T) or, for large T, from forward-mode de
 / max |u| for a random direction u at s), and one per cut c = 1..T-1 with a random direction
 on all positions >= c, whose response at t < c bounds the leak from every s >= c into t
 (:func:`influence_cuts`), so no (t, s > t) pair goes unexamined. ``jvp`` is the probed
-positions alone (blind to a leak from a position it does not draw). The leak is
-max_{s > t} I[t, s]; the verdict compares it with ``tol`` times the largest causal influence
+positions alone (blind to a leak from a position it does not draw). A function ``jax.jvp``
+cannot differentiate (a ``jax.custom_vjp`` inside) is audited in reverse mode instead
+(``vjp-rows``, :func:`influence_rows`: one vjp per output position, every pair covered). The
+leak is max_{s > t} I[t, s]; the verdict compares it with ``tol`` times the largest causal influence
 max_{s <= t} I[t, s], so it does not depend on the scale of the function, and FFT rounding
 (~1e-7 relative) does not trip it while a 1e-3 coupling does.
 
@@ -47,7 +49,7 @@ class AuditResult:
     scale: float  # max_{s<=t} I[t, s], the causal influence it is compared with
     causal: bool  # leak <= tol * scale
     first_leak: tuple[int, int] | None  # earliest (t, s), s > t, with I[t, s] > tol * scale
-    method: str  # "jacobian", "jvp-cuts", "jvp" or "perturb" (finite differences)
+    method: str  # "jacobian", "jvp-cuts", "vjp-rows", "jvp" or "perturb" (finite differences)
     tol: float
 
     @property
@@ -192,6 +194,49 @@ def influence_cuts(
     return np.triu(out, k=1)  # keep t < c only: t >= c is the cut's own causal response
 
 
+def influence_rows(
+    fn: Callable[[Array], Array], x: Array, *, key: Array, chunk: int = 32
+) -> np.ndarray:
+    """R[t, s] (T, T) for EVERY output position t and input position s, from reverse mode:
+    max over features (and batch) of |w_t^T J[t, s]| / max |w_t|, where the cotangent
+    w_t ~ N(0, 1) is supported on output position t only (one vjp per t, ``chunk`` at a time).
+
+    Like :func:`influence_cuts` it leaves no (t, s > t) pair unexamined (a random cotangent
+    makes an exact cancellation a probability-0 event), and it needs no forward mode: the
+    audit uses it for models whose forward pass holds a ``jax.custom_vjp`` (Morlet-RoPE's
+    hand-written group gradient), which ``jax.jvp`` cannot differentiate.
+    """
+    ax = _time_axis(x)
+    T = x.shape[ax]
+    x = x.astype(jnp.float32)
+    y, vjp = jax.vjp(lambda w: fn(w).astype(jnp.float32), x)
+    pos = jnp.arange(T)
+
+    @jax.jit
+    def block(ts):
+        def one(t):
+            noise = jax.random.normal(jax.random.fold_in(key, t), y.shape, y.dtype)
+            mask = (pos == t).astype(y.dtype)
+            w = noise * (mask[:, None] if ax == 0 else mask[None, :, None])
+            (g,) = vjp(w)
+            g = jnp.moveaxis(jnp.abs(g), ax, 0).reshape(T, -1).max(-1)  # (S,)
+            return g / jnp.abs(w).max()
+
+        return jax.vmap(one)(ts)  # (len(ts), S): row k = output position ts[k]
+
+    rows = np.arange(T)
+    out = np.zeros((T, T))
+    for i in range(0, T, chunk):
+        ts = rows[i : i + chunk]
+        pad = np.concatenate([ts, np.full(chunk - len(ts), ts[-1])])  # one compiled shape
+        out[ts] = np.asarray(block(jnp.asarray(pad)), dtype=np.float64)[: len(ts)]
+    return out
+
+
+def _needs_reverse_mode(err: TypeError) -> bool:
+    return "custom_vjp" in str(err)
+
+
 def verdict(
     influence: np.ndarray,
     *,
@@ -236,14 +281,27 @@ def audit(
     num_probes: int = 16,
     max_jacobian_elems: int = 2**24,
 ) -> AuditResult:
-    """Audit ``fn`` at ``x`` ((T, E) or (B, T, E)); see the module docstring."""
+    """Audit ``fn`` at ``x`` ((T, E) or (B, T, E)); see the module docstring. ``auto`` picks
+    the Jacobian for small problems, else ``jvp-cuts``, or ``vjp-rows`` when ``fn`` cannot be
+    differentiated in forward mode (a ``jax.custom_vjp`` inside); the result names the method
+    used."""
+    key = jax.random.PRNGKey(0) if key is None else key
     if method == "auto":
         n = int(np.prod(x.shape)) * int(np.prod(jax.eval_shape(fn, x).shape))
-        method = "jacobian" if n <= max_jacobian_elems else "jvp-cuts"
+        if n <= max_jacobian_elems:
+            method = "jacobian"
+        else:
+            try:
+                return audit(fn, x, method="jvp-cuts", tol=tol, key=key, num_probes=num_probes)
+            except TypeError as err:  # only jax's refusal to jvp a custom_vjp is handled
+                if not _needs_reverse_mode(err):
+                    raise
+                method = "vjp-rows"
     if method == "jacobian":
         return verdict(influence_jacobian(fn, x), tol=tol, method="jacobian")
+    if method == "vjp-rows":
+        return verdict(influence_rows(fn, x, key=key), tol=tol, method="vjp-rows")
     if method in ("jvp", "jvp-cuts", "perturb"):
-        key = jax.random.PRNGKey(0) if key is None else key
         probe = influence_perturb if method == "perturb" else influence_jvp
         infl, _ = probe(fn, x, key=key, num_probes=num_probes)
         cuts = None
@@ -251,7 +309,7 @@ def audit(
             cuts = influence_cuts(fn, x, key=jax.random.fold_in(key, 1 << 20))
         return verdict(infl, tol=tol, method=method, cuts=cuts)
     raise ValueError(
-        f"unknown audit method {method!r}; use auto, jacobian, jvp-cuts, jvp or perturb"
+        f"unknown audit method {method!r}; use auto, jacobian, jvp-cuts, vjp-rows, jvp or perturb"
     )
 
 

@@ -240,6 +240,19 @@ def test_every_registered_variant_matches_its_declaration():
     assert any(not r["declared_causal"] for r in rows) and any(r["declared_causal"] for r in rows)
 
 
+@pytest.mark.slow
+def test_every_registered_variant_matches_its_declaration_on_the_large_t_path():
+    """The audit a trained model gets at T = 256 (``jvp-cuts``, or ``vjp-rows`` where jvp is
+    refused) runs on every variant and agrees with its declaration: Morlet-RoPE's custom_vjp
+    once made the large-T audit fail after a whole mid-scale run had trained."""
+    rows = audit_registry(seq_len=16, n_layer=1, max_jacobian_elems=0)
+    bad = [r for r in rows if r["status"] != "ok"]
+    assert not bad, format_table(rows)
+    methods = {r["variant"]: r["method"] for r in rows}
+    assert methods["morlet-rope"] == "vjp-rows"
+    assert set(methods.values()) <= {"jvp-cuts", "vjp-rows"} and "jvp-cuts" in methods.values()
+
+
 @pytest.mark.parametrize("impl", ["fft", "toeplitz", "direct"])
 def test_causal_kernel_model_passes_with_every_conv_impl(impl):
     cfg = ModelConfig(

@@ -321,11 +321,13 @@ def audit_model(
     key: Array | None = None,
     method: str = "auto",
     tol: float = DEFAULT_TOL,
+    max_jacobian_elems: int = 2**24,
 ) -> AuditResult:
     """Audit a whole GPT (token embeddings -> logits) at random tokens, without dropout.
 
     cfg is a ModelConfig. The input is a continuous offset added to the token embeddings, so
-    the Jacobian exists; tokens are drawn at random from the vocabulary.
+    the Jacobian exists; tokens are drawn at random from the vocabulary. ``method`` and
+    ``max_jacobian_elems`` as in :func:`audit` (0: the large-T path at any T).
     """
     from mope_jax.model import GPT
 
@@ -340,7 +342,12 @@ def audit_model(
         )[0]
 
     return audit(
-        jax.jit(fn), jnp.zeros((T, cfg.n_embd), jnp.float32), method=method, tol=tol, key=key
+        jax.jit(fn),
+        jnp.zeros((T, cfg.n_embd), jnp.float32),
+        method=method,
+        tol=tol,
+        key=key,
+        max_jacobian_elems=max_jacobian_elems,
     )
 
 
@@ -405,10 +412,12 @@ def audit_registry(
     seed: int = 0,
     slots: tuple[str, ...] | None = None,
     names: tuple[str, ...] | None = None,
+    max_jacobian_elems: int = 2**24,
 ) -> list[dict[str, Any]]:
     """Audit a small model built around every registered variant (one slot changed at a time
     from the default config; a slot's default variant is audited once, as the baseline row
-    pos_encoding=learned). ``slots`` / ``names`` keep only those slots / variant names.
+    pos_encoding=learned). ``slots`` / ``names`` keep only those slots / variant names;
+    ``max_jacobian_elems=0`` audits with the large-T methods a trained model gets.
 
     Returns one dict per variant: slot, variant, declared_causal, the AuditResult fields and
     status ("ok", "ERROR: declared causal but leaks", or "declared non-causal, no leak
@@ -431,7 +440,13 @@ def audit_registry(
         params = generic_layernorms(
             init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2)
         )
-        res = audit_model(cfg, params, key=jax.random.PRNGKey(seed + 1), tol=tol)
+        res = audit_model(
+            cfg,
+            params,
+            key=jax.random.PRNGKey(seed + 1),
+            tol=tol,
+            max_jacobian_elems=max_jacobian_elems,
+        )
         rows.append(
             {
                 "slot": v.slot,

@@ -107,6 +107,17 @@ def test_large_t_audit_uses_derivatives_so_fft_rounding_is_not_a_leak():
     assert not res.causal and res.first_leak[1] - res.first_leak[0] == 5
 
 
+def _far_leak():
+    """Masked attention at T = 256, the same with output 5 reading input 200 (weight 1e-3), an
+    input and a key."""
+    attn = _masked_attention(jax.random.PRNGKey(0))
+
+    def leaky(x):
+        return attn(x).at[5].add(1e-3 * x[200])
+
+    return attn, leaky, jax.random.normal(jax.random.PRNGKey(1), (256, E)), jax.random.PRNGKey(2)
+
+
 def test_large_t_audit_covers_every_future_position_not_only_the_probed_ones():
     """One output reading one far future input (t = 5 <- s = 200, weight 1e-3) at T = 256: the
     probed positions (``jvp``: 16 drawn + 1, T/2, T-1) do not include s, so probing alone calls
@@ -114,15 +125,8 @@ def test_large_t_audit_covers_every_future_position_not_only_the_probed_ones():
     all positions >= c) find the leak and name the pair."""
     from mope_jax.analysis.causality import _probe_positions
 
-    T2 = 256
-    attn = _masked_attention(jax.random.PRNGKey(0))
-
-    def leaky(x):
-        return attn(x).at[5].add(1e-3 * x[200])
-
-    x = jax.random.normal(jax.random.PRNGKey(1), (T2, E))
-    key = jax.random.PRNGKey(2)
-    assert 200 not in _probe_positions(key, T2, 16)  # the premise: s is not probed
+    attn, leaky, x, key = _far_leak()
+    assert 200 not in _probe_positions(key, x.shape[0], 16)  # the premise: s is not probed
     probed = audit(leaky, x, key=key, method="jvp")
     assert probed.causal  # the blind spot this test is about
     res = audit(leaky, x, key=key, max_jacobian_elems=0)
@@ -145,14 +149,7 @@ def test_large_t_audit_of_a_reverse_only_function_uses_vjp_rows_and_finds_every_
     cannot run; ``auto`` then audits with one vjp per output position (``vjp-rows``), which
     like the cuts examines every (t, s > t) pair: the far leak t = 5 <- s = 200 that probing
     misses is found and named, and the causal function passes."""
-    T2 = 256
-    attn = _masked_attention(jax.random.PRNGKey(0))
-
-    def leaky(x):
-        return attn(x).at[5].add(1e-3 * x[200])
-
-    x = jax.random.normal(jax.random.PRNGKey(1), (T2, E))
-    key = jax.random.PRNGKey(2)
+    attn, leaky, x, key = _far_leak()
     with pytest.raises(TypeError, match="custom_vjp"):  # the premise
         audit(_reverse_only(attn), x, key=key, method="jvp-cuts")
     ok = audit(_reverse_only(attn), x, key=key, max_jacobian_elems=0)

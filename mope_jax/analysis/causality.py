@@ -170,28 +170,39 @@ def influence_cuts(
     T = x.shape[ax]
     x = x.astype(jnp.float32)
     _, lin = jax.linearize(lambda w: fn(w).astype(jnp.float32), x)
-    pos = jnp.arange(T)
 
-    @jax.jit
-    def block(cs):
-        def one(c):
-            noise = jax.random.normal(jax.random.fold_in(key, c), x.shape, x.dtype)
-            mask = (pos >= c).astype(x.dtype)
-            u = noise * (mask[:, None] if ax == 0 else mask[None, :, None])
-            d = jnp.abs(lin(u))
-            d = jnp.moveaxis(d, ax, 0).reshape(T, -1).max(-1)
-            return d / jnp.abs(u).max()
-
-        return jax.vmap(one)(cs)  # (len(cs), T): row k = cut cs[k]
+    def one(c):
+        u = _noise_where(key, c, x, jnp.arange(T) >= c, ax)
+        return _max_over_positions(lin(u), ax, T) / jnp.abs(u).max()
 
     cuts = np.arange(1, T)
     out = np.zeros((T, T))
-    for i in range(0, len(cuts), chunk):
-        cs = cuts[i : i + chunk]
-        pad = np.concatenate([cs, np.full(chunk - len(cs), cs[-1])])  # one compiled shape
-        rows = np.asarray(block(jnp.asarray(pad)), dtype=np.float64)[: len(cs)]
-        out[:, cs] = rows.T
+    out[:, cuts] = _vmapped_rows(one, cuts, chunk).T  # column c = cut c
     return np.triu(out, k=1)  # keep t < c only: t >= c is the cut's own causal response
+
+
+def _noise_where(key: Array, i, a: Array, mask: Array, ax: int) -> Array:
+    """N(0, 1) noise of a's shape (draw i of key), zero at the time positions where not mask."""
+    noise = jax.random.normal(jax.random.fold_in(key, i), a.shape, a.dtype)
+    mask = mask.astype(a.dtype)
+    return noise * (mask[:, None] if ax == 0 else mask[None, :, None])
+
+
+def _max_over_positions(d: Array, ax: int, T: int) -> Array:
+    """max |d| over features (and batch) at each time position: (T,)."""
+    return jnp.moveaxis(jnp.abs(d), ax, 0).reshape(T, -1).max(-1)
+
+
+def _vmapped_rows(one: Callable[[Array], Array], idx: np.ndarray, chunk: int) -> np.ndarray:
+    """np.stack([one(i) for i in idx]) (len(idx), T), computed ``chunk`` at a time under
+    jit(vmap), the last chunk padded so that one program is compiled."""
+    block = jax.jit(jax.vmap(one))
+    rows = []
+    for i in range(0, len(idx), chunk):
+        part = idx[i : i + chunk]
+        pad = np.concatenate([part, np.full(chunk - len(part), part[-1])])
+        rows.append(np.asarray(block(jnp.asarray(pad)), dtype=np.float64)[: len(part)])
+    return np.concatenate(rows)
 
 
 def influence_rows(
@@ -210,27 +221,13 @@ def influence_rows(
     T = x.shape[ax]
     x = x.astype(jnp.float32)
     y, vjp = jax.vjp(lambda w: fn(w).astype(jnp.float32), x)
-    pos = jnp.arange(T)
 
-    @jax.jit
-    def block(ts):
-        def one(t):
-            noise = jax.random.normal(jax.random.fold_in(key, t), y.shape, y.dtype)
-            mask = (pos == t).astype(y.dtype)
-            w = noise * (mask[:, None] if ax == 0 else mask[None, :, None])
-            (g,) = vjp(w)
-            g = jnp.moveaxis(jnp.abs(g), ax, 0).reshape(T, -1).max(-1)  # (S,)
-            return g / jnp.abs(w).max()
+    def one(t):
+        w = _noise_where(key, t, y, jnp.arange(T) == t, ax)
+        (g,) = vjp(w)
+        return _max_over_positions(g, ax, T) / jnp.abs(w).max()  # (S,)
 
-        return jax.vmap(one)(ts)  # (len(ts), S): row k = output position ts[k]
-
-    rows = np.arange(T)
-    out = np.zeros((T, T))
-    for i in range(0, T, chunk):
-        ts = rows[i : i + chunk]
-        pad = np.concatenate([ts, np.full(chunk - len(ts), ts[-1])])  # one compiled shape
-        out[ts] = np.asarray(block(jnp.asarray(pad)), dtype=np.float64)[: len(ts)]
-    return out
+    return _vmapped_rows(one, np.arange(T), chunk)  # row t = output position t
 
 
 def _needs_reverse_mode(err: TypeError) -> bool:

@@ -85,6 +85,14 @@ def test_quoted_means_and_holm_p_are_in_the_mid_table():
         assert p in holm, f"Holm-adjusted p {p} is not in mid/table.md's Holm column"
 
 
+def test_the_number_of_holm_comparisons_is_the_tables():
+    table = (PAPER_A / "mid" / "table.md").read_text()
+    (n,) = re.findall(r"adjusts over the (\d+) comparisons", table)
+    for where, prose in PROSE.items():
+        for said in re.findall(r"over the campaign's (\d+) comparisons", " ".join(prose().split())):
+            assert said == n, f"{where} says {said} comparisons; mid/table.md adjusts over {n}"
+
+
 def test_the_run_count_is_the_number_of_records():
     n = len(list((PAPER_A / "mid" / "records").glob("*/seed*.json")))
     prose = " ".join(PROSE["paper_a README section 0"]().split())

@@ -87,14 +87,26 @@ def _probe_positions(key: Array, T: int, num_probes: int) -> list[int]:
     return sorted({1, T // 2, T - 1, *drawn})
 
 
+def _noise_where(key: Array, i, a: Array, mask: Array, ax: int) -> Array:
+    """N(0, 1) noise of a's shape (draw i of key), zero at the time positions where not mask."""
+    noise = jax.random.normal(jax.random.fold_in(key, i), a.shape, a.dtype)
+    mask = mask.astype(a.dtype)
+    return noise * (mask[:, None] if ax == 0 else mask[None, :, None])
+
+
+def _max_over_positions(d: Array, ax: int, T: int) -> Array:
+    """max |d| over features (and batch) at each time position: (T,); traceable (jnp)."""
+    return jnp.moveaxis(jnp.abs(d), ax, 0).reshape(T, -1).max(-1)
+
+
 def _direction_at(key: Array, i: int, x: Array, s: int, ax: int, scale: float = 1.0) -> Array:
     """scale * N(0, 1) noise of x's shape, zero except at time position s (probe i)."""
-    noise = scale * jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
-    onehot = (jnp.arange(x.shape[ax]) == s).astype(x.dtype)
-    return noise * (onehot[:, None] if ax == 0 else onehot[None, :, None])
+    return scale * _noise_where(key, i, x, jnp.arange(x.shape[ax]) == s, ax)
 
 
 def _max_over_features(d, ax: int, T: int) -> np.ndarray:
+    """:func:`_max_over_positions` in float64 numpy, outside jit (a perturbation's difference
+    of two outputs is taken in float64)."""
     d = np.abs(np.asarray(d, dtype=np.float64))
     return np.moveaxis(d, ax, 0).reshape(T, -1).max(-1)
 
@@ -179,18 +191,6 @@ def influence_cuts(
     out = np.zeros((T, T))
     out[:, cuts] = _vmapped_rows(one, cuts, chunk).T  # column c = cut c
     return np.triu(out, k=1)  # keep t < c only: t >= c is the cut's own causal response
-
-
-def _noise_where(key: Array, i, a: Array, mask: Array, ax: int) -> Array:
-    """N(0, 1) noise of a's shape (draw i of key), zero at the time positions where not mask."""
-    noise = jax.random.normal(jax.random.fold_in(key, i), a.shape, a.dtype)
-    mask = mask.astype(a.dtype)
-    return noise * (mask[:, None] if ax == 0 else mask[None, :, None])
-
-
-def _max_over_positions(d: Array, ax: int, T: int) -> Array:
-    """max |d| over features (and batch) at each time position: (T,)."""
-    return jnp.moveaxis(jnp.abs(d), ax, 0).reshape(T, -1).max(-1)
 
 
 def _vmapped_rows(one: Callable[[Array], Array], idx: np.ndarray, chunk: int) -> np.ndarray:

@@ -93,12 +93,23 @@ def test_the_number_of_holm_comparisons_is_the_tables():
             assert said == n, f"{where} says {said} comparisons; mid/table.md adjusts over {n}"
 
 
-def test_the_run_count_is_the_number_of_records():
+RUN_COUNTS = {
+    "paper_a README section 0": PROSE["paper_a README section 0"],
+    "README's results introduction": lambda: _section(
+        (ROOT / "README.md").read_text(),
+        "## The papers: what our measurements say",
+        "- **Paper A**",
+    ),
+}
+
+
+@pytest.mark.parametrize("where", sorted(RUN_COUNTS))
+def test_the_run_count_is_the_number_of_records(where):
     n = len(list((PAPER_A / "mid" / "records").glob("*/seed*.json")))
-    prose = " ".join(PROSE["paper_a README section 0"]().split())
+    prose = " ".join(RUN_COUNTS[where]().split())
     said = re.search(r"(\d+) runs(?: so far)?", prose)
     assert said and int(said.group(1)) == n, (
-        f"paper_a README section 0 says {said and said.group(0)!r}; mid/records holds {n} runs"
+        f"{where} says {said and said.group(0)!r}; paper_a/mid/records holds {n} runs"
     )
 
 

@@ -185,29 +185,11 @@ def test_morlet_rope_model_is_audited_at_large_t():
         block_size=64, n_layer=1, n_head=2, n_embd=16, dropout=0.0, vocab_size=11, init_std=0.2
     )
     mr = ModelConfig(**base, qk_position="morlet-rope")
-    res = audit(
-        *_model_fn(mr),
-        key=jax.random.PRNGKey(0),
-        max_jacobian_elems=0,
-    )
+    res = audit_model(mr, init_params(mr, jax.random.PRNGKey(0)), max_jacobian_elems=0)
     assert res.method == "vjp-rows" and res.causal, res
     ega = ModelConfig(**base, attn_bias="ega")
-    with_rows = audit(*_model_fn(ega), key=jax.random.PRNGKey(0), method="vjp-rows")
-    assert not with_rows.causal
-
-
-def _model_fn(cfg):
-    from mope_jax.model import GPT
-
-    params = init_params(cfg, jax.random.PRNGKey(0))
-    tokens = jax.random.randint(jax.random.PRNGKey(1), (1, cfg.block_size), 0, cfg.vocab_size)
-
-    def fn(offset):
-        return GPT(cfg).apply(
-            {"params": params}, tokens, deterministic=True, embed_offset=offset[None]
-        )[0]
-
-    return jax.jit(fn), jnp.zeros((cfg.block_size, cfg.n_embd), jnp.float32)
+    with_rows = audit_model(ega, init_params(ega, jax.random.PRNGKey(0)), method="vjp-rows")
+    assert with_rows.method == "vjp-rows" and not with_rows.causal
 
 
 def test_bilateral_filter_is_caught_at_the_function_level():

@@ -98,7 +98,7 @@ RUN_COUNTS = {
     "README's results introduction": lambda: _section(
         (ROOT / "README.md").read_text(),
         "## The papers: what our measurements say",
-        "- **Paper A**",
+        "The result tables are not typed",
     ),
 }
 

@@ -699,31 +699,40 @@ class Estimate:
     # rows whose pace is a guess: no record of their own (the median of the others) and not
     # measured themselves (another row's measured pace)
     guessed: frozenset[str] = frozenset()
+    # per-row overhead where it is not ``overhead``: a measured row's compiles (a pace from
+    # records already holds them in its group's wall time, a measured step does not)
+    row_overhead: dict[str, float] = field(default_factory=dict)
 
     def seconds(self, row: str, k: int) -> float:
-        return self.overhead + k * self.per_run[row] if k else 0.0
+        return self.row_overhead.get(row, self.overhead) + k * self.per_run[row] if k else 0.0
 
     def scaled(self, factor: float, source: str) -> Estimate:
         """Every row's seconds times ``factor`` (this machine's load now, measured)."""
         per = {r: s * factor for r, s in self.per_run.items()}
-        return Estimate(per, self.overhead * factor, source, self.guessed)
+        over = {r: s * factor for r, s in self.row_overhead.items()}
+        return Estimate(per, self.overhead * factor, source, self.guessed, over)
 
     def measured_for_guessed(self, measured: Estimate, row: str) -> Estimate:
         """The rows without records at ``measured``'s pace (measured on ``row``, one of them),
-        instead of the median of rows that may be other models; the others stay guesses."""
+        and with its compiles, instead of the median of rows that may be other models; the
+        others stay guesses."""
         per = {r: measured.per_run[r] if r in self.guessed else s for r, s in self.per_run.items()}
+        over = dict(self.row_overhead) | {r: measured.overhead for r in self.guessed}
         return Estimate(
             per,
             self.overhead,
             f"{self.source}; rows without one: {measured.source}",
             self.guessed - {row},
+            over,
         )
 
     def with_measured(self, row: str, measured: Estimate) -> Estimate:
-        """``row`` at its own measured pace (no longer a guess); the other rows unchanged."""
+        """``row`` at its own measured pace and compiles (no longer a guess); the other rows
+        unchanged."""
         per = dict(self.per_run)
         per[row] = measured.per_run[row]
-        return Estimate(per, self.overhead, self.source, self.guessed - {row})
+        over = dict(self.row_overhead) | {row: measured.overhead}
+        return Estimate(per, self.overhead, self.source, self.guessed - {row}, over)
 
 
 def _machine(env: dict) -> tuple:

@@ -41,7 +41,9 @@ def git_commit() -> str:
             return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         pass
-    return "unknown"
+    # a copy of the working tree without its .git (a borrowed accelerator): the commit it was
+    # copied from, as the command that sent it says
+    return os.environ.get("MOPE_JAX_GIT_COMMIT") or "unknown"
 
 
 # The commit of the code this process loaded: read once, when this module is first imported
@@ -136,6 +138,9 @@ def environment() -> dict[str, Any]:
         "backend": jax.default_backend(),
         "device": getattr(dev, "device_kind", str(dev)),
         "device_count": jax.device_count(),
+        # float32 matmuls: "highest" is full float32 on every backend; JAX's default is TF32
+        # on NVIDIA GPUs and bfloat16 passes on TPUs (CPUs compute float32 either way)
+        "matmul_precision": str(jax.config.jax_default_matmul_precision or "default"),
         "threefry_unrolled_on_cpu": threefry_unrolled(),
         **commit_fields(),
     }

@@ -520,6 +520,21 @@ def test_budget_measures_each_row_whose_pace_is_a_guess(tmp_path, monkeypatch, c
     assert measured_rows == [] and res.stopped is None
 
 
+def test_a_measured_rows_compiles_count_beside_a_pace_from_records(tmp_path):
+    """A pace from records holds its row group's compiles (the group's wall time); a measured
+    step does not, so a row measured beside records keeps its measured compile overhead (on a
+    GPU, minutes of compile for a run of a few minutes: without it a budget starts a run that
+    cannot finish; seen rehearsing experiments/device_campaigns.py)."""
+    est = campaign.Estimate({"base": 300.0, "fast": 300.0}, 0.0, "records", frozenset({"fast"}))
+    measured = campaign.Estimate({"base": 50.0, "fast": 50.0}, 90.0, "measured on fast")
+    both = est.measured_for_guessed(measured, "fast")
+    assert both.seconds("fast", 2) == 90.0 + 2 * 50.0 and both.seconds("base", 2) == 600.0
+    own = est.with_measured("fast", measured)
+    assert own.seconds("fast", 1) == 140.0 and own.seconds("base", 1) == 300.0
+    assert own.scaled(2.0, "x").seconds("fast", 1) == 280.0
+    assert both.seconds("fast", 0) == 0.0
+
+
 def test_short_runs_without_a_budget_are_not_measured(tmp_path, monkeypatch, capsys):
     """Measuring costs a compile and 6 steps: for runs of a few steps (4 runs x 12 steps here)
     and no budget to plan, run_campaign prints why there is no ETA instead; long runs (or any

@@ -23,9 +23,9 @@ def test_new_records_are_packed_and_old_ones_left_out(tmp_path):
     _record(root, "paper_a", "mid", "a-baseline", 0, 1.9)  # committed before the call
     calls = []
 
-    def runner(root_, name, scale, minutes, log, corpus):
-        calls.append((name, scale, round(minutes, 1), corpus))
-        _record(root_, name, scale, "a-mope", len(calls), 2.0)
+    def runner(root_, job, minutes, log, corpus):
+        calls.append((job.experiment, job.scale, round(minutes, 1), corpus))
+        _record(root_, job.experiment, job.scale, "a-mope", len(calls), 2.0)
         return 0
 
     summary = dc.main(
@@ -55,8 +55,80 @@ def test_no_time_left_runs_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "o" / "records.tar.gz").exists()
 
 
-@pytest.mark.parametrize("bad", ["paper_a", "paper_a:", ":mid"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "paper_a",
+        "paper_a:",
+        ":mid",
+        "paper_a:mid:",
+        "paper_a:mid:,",
+        "paper_a:mid:a-mope:0",
+        "paper_a:mid:a-mope:x",
+        "paper_a:mid:a-mope:1:2",
+    ],
+)
 def test_a_job_that_is_not_experiment_colon_scale_is_one_error(bad, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         dc.main(["--out", str(tmp_path), "--minutes", "1", bad])
-    assert "is not EXPERIMENT:SCALE" in str(e.value)
+    assert "is not EXPERIMENT:SCALE[:ROWS[:SEEDS]]" in str(e.value)
+
+
+def test_rows_and_seeds_reach_the_campaign_command(tmp_path):
+    """``paper_a:reference:a-baseline,a-mope:1`` runs ``campaign run paper_a --scale reference
+    --rows a-baseline,a-mope --seeds 1``; the job reads back as written."""
+    (job,) = dc.parse_jobs(["paper_a:reference:a-baseline,a-mope:1"])
+    assert str(job) == "paper_a:reference:a-baseline,a-mope:1"
+    assert job.options() == ["--rows", "a-baseline,a-mope", "--seeds", "1"]
+    assert dc.parse_jobs(["paper_a:mid"])[0].options() == []
+    assert dc.parse_jobs(["paper_a:mid:a-mope"])[0].options() == ["--rows", "a-mope"]
+    seen = []
+
+    class Log:
+        def write(self, text):
+            seen.append(text)
+
+        def flush(self):
+            pass
+
+    dc.run_campaign(tmp_path, job, 2.0, Log(), runner=lambda cmd, **kw: _Done())
+    cmd = seen[0].split()
+    assert cmd[cmd.index("--rows") + 1] == "a-baseline,a-mope"
+    assert cmd[cmd.index("--seeds") + 1] == "1" and cmd[cmd.index("--scale") + 1] == "reference"
+
+
+class _Done:
+    returncode = 0
+
+
+def test_the_archive_is_written_after_each_job(tmp_path):
+    """A call killed during the second job still has the first job's records in the archive."""
+    root, out = tmp_path / "repo", tmp_path / "out"
+    seen = []
+
+    def runner(root_, job, minutes, log, corpus):
+        _record(root_, job.experiment, job.scale, job.rows[0], 0, 2.0)
+        if (out / "records.tar.gz").exists():
+            with tarfile.open(out / "records.tar.gz") as tar:
+                seen.append(sorted(tar.getnames()))
+        return 0
+
+    dc.main(
+        [
+            "--out",
+            str(out),
+            "--minutes",
+            "5",
+            "--root",
+            str(root),
+            "paper_a:reference:a-baseline:1",
+            "paper_a:reference:a-mope:1",
+        ],
+        runner=runner,
+    )
+    assert seen == [["experiments/results/paper_a/reference/records/a-baseline/seed0.json"]]
+    summary = json.loads((out / "device_campaigns.json").read_text())
+    assert [r["job"] for r in summary["ran"]] == [
+        "paper_a:reference:a-baseline:1",
+        "paper_a:reference:a-mope:1",
+    ]

@@ -23,6 +23,10 @@ like records trained here, and their provenance names the device. ``../shared`` 
 to a borrowed machine: copy TinyShakespeare into a git-ignored folder of the checkout (never
 commit it), carry it, and pass ``--corpus``; records identify the corpus by content, not path.
 
+Provenance: a copy of the working tree sent to a device may carry no .git or an older one;
+start the command with ``MOPE_JAX_GIT_COMMIT=<the commit sent>`` (``git rev-parse HEAD`` here)
+so that the records name the code that ran.
+
 Numerics: float32 matmuls run at full float32 precision (``JAX_DEFAULT_MATMUL_PRECISION=highest``
 unless already set): on GPUs JAX's default is TF32 for float32 matmuls, which would make a
 device record a lower-precision model than the CPU records beside it. Records from another

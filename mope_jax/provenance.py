@@ -24,7 +24,11 @@ import numpy as np
 
 def git_commit() -> str:
     """HEAD of the repository this package lives in, ``+dirty`` with uncommitted changes to
-    tracked files; ``unknown`` outside git."""
+    tracked files; ``unknown`` outside git. ``MOPE_JAX_GIT_COMMIT``, where set, is taken as
+    it is: a copy of the working tree sent to another machine may carry no .git, or an older
+    one (a borrowed accelerator's copy read the session's first HEAD, +dirty)."""
+    if os.environ.get("MOPE_JAX_GIT_COMMIT"):
+        return os.environ["MOPE_JAX_GIT_COMMIT"]
     try:
         here = Path(__file__).resolve().parent
         out = subprocess.run(
@@ -41,9 +45,7 @@ def git_commit() -> str:
             return out.stdout.strip() + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         pass
-    # a copy of the working tree without its .git (a borrowed accelerator): the commit it was
-    # copied from, as the command that sent it says
-    return os.environ.get("MOPE_JAX_GIT_COMMIT") or "unknown"
+    return "unknown"
 
 
 # The commit of the code this process loaded: read once, when this module is first imported

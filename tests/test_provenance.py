@@ -56,3 +56,13 @@ def test_at_write_reads_head_again(monkeypatch):
     }
     monkeypatch.setattr(provenance, "git_commit", lambda: loaded)
     assert provenance.at_write(started) == {"git_commit": loaded, "cpu": "x"}
+
+
+def test_the_commit_named_by_the_sender_wins(monkeypatch):
+    """A copy of the working tree on a borrowed accelerator carried the session's first .git
+    under a newer tree (git read de6d775+dirty for code of 49a2359): MOPE_JAX_GIT_COMMIT, set
+    by the command that sent the copy, is what the records name."""
+    monkeypatch.setenv("MOPE_JAX_GIT_COMMIT", "4" * 40)
+    assert provenance.git_commit() == "4" * 40
+    monkeypatch.delenv("MOPE_JAX_GIT_COMMIT")
+    assert provenance.git_commit() != "4" * 40

@@ -32,7 +32,9 @@ log(omega sigma) < log 5) / none. Rows ``mope-wd_<on|off>-init_<boundary|off>-<c
 the MOPE-only model (``a-mope``, E/2 pairs; ``model.mope_init``, ``model.mope_constraint``);
 rows ``ega-m-...``: the same cells on ``a-ega-m`` (learned table + EGA-M, DESIGN.md section 5,
 paper 1's Morlet energy gate with the paper's full z-norm, NON-CAUSAL, trained with
-``train.allow_noncausal``), whose (omega, sigma) are 4 filters per layer, init omega = pi / l
+``train.allow_noncausal``), whose (omega, sigma) are 4 filters per head and layer (the
+authors' EGA-M since issue 40; the cells committed before it ran our shared variant, now
+``ega-m-shared``: 4 filters per layer), init omega = pi / l
 (l = 3, 7, 15, 31) and sigma = 5 / omega (boundary) or 10 / omega (off), under
 ``model.ega_m_init`` and ``model.ega_m_constraint``. Baseline: the paper's setup
 ``mope-wd_on-init_boundary-clamp``.
@@ -71,7 +73,7 @@ from experiments.paper_a import t_interval  # noqa: E402
 from mope_jax import claims as cl  # noqa: E402
 from mope_jax.analysis import spectra  # noqa: E402
 from mope_jax.analysis.report import rendered_note  # noqa: E402
-from mope_jax.attention.ega_m import ega_m_init  # noqa: E402
+from mope_jax.attention.ega_m import ega_m_filter_sets, ega_m_init  # noqa: E402
 from mope_jax.campaign import Experiment, Row, Scale, by_row  # noqa: E402
 from mope_jax.config import Config, ModelConfig, TrainConfig  # noqa: E402
 from mope_jax.encodings.morlet import clamp_paper, morlet_init  # noqa: E402
@@ -225,7 +227,8 @@ def cells_section(experiment: Experiment, scale: Scale, records: list[dict]) -> 
         "sigma) pairs on the boundary (|omega sigma - 5| < 1e-3), below it, with the raw "
         "product < 5 (the clamp acts); ranges; the data shift of log sigma = |learned - where "
         "weight decay alone takes it| (median, max over pairs); final val loss. MOPE: "
-        f"{pairs} pairs; EGA-M: 4 filters per layer (NON-CAUSAL rows).",
+        f"{pairs} pairs; EGA-M: 4 filters per head and layer (the authors' per-head filters, "
+        "issue 40; NON-CAUSAL rows).",
         "",
         "| model | wd on spectral | init | constraint | n | on boundary | below 5 "
         "| raw product < 5 (clamp acts) | omega sigma [min, median, max] "
@@ -386,12 +389,14 @@ def main(argv=None) -> int:
 def initial_logs(cfg: Config, model: str, init: str) -> tuple[np.ndarray, np.ndarray]:
     """Initial (log_omega, log_sigma) of every learned pair, flattened.
 
-    MOPE: shape (E/2,); EGA-M: shape (L*4,).
+    MOPE: shape (E/2,); EGA-M: shape (L*H*4,) per head (``ega-m``), (L*4,) shared
+    (``ega-m-shared``, and the cells committed before issue 40).
     """
     if model == "mope":
         return morlet_init(cfg.model.n_embd // 2, init=init, bound=cfg.model.mope_bound)
     lo, ls = ega_m_init(init=init, bound=cfg.model.mope_bound)
-    return np.tile(lo, cfg.model.n_layer), np.tile(ls, cfg.model.n_layer)
+    sets = cfg.model.n_layer * ega_m_filter_sets(cfg.model)  # every head starts at the same init
+    return np.tile(lo, sets), np.tile(ls, sets)
 
 
 def learned_logs(params, model: str) -> tuple[np.ndarray, np.ndarray]:
@@ -450,8 +455,9 @@ def render_markdown(p: dict, json_path: Path) -> str:
         model_line = (
             "Rows `mope`: MOPE-only model (`a-mope`, E/2 pairs); "
             "rows `ega-m`: learned table + EGA-M "
-            "(`a-ega-m`, the paper's full z-norm, NON-CAUSAL; 4 (omega, sigma) filters per layer, "
-            "init omega = pi/l, l = 3/7/15/31; bound `mope_bound`). Model:"
+            "(`a-ega-m` as it was before issue 40, now `a-ega-m-shared`: one set of 4 (omega, "
+            "sigma) filters per layer shared by the heads, tap j on lag j; the paper's full "
+            "z-norm, NON-CAUSAL; init omega = pi/l, l = 3/7/15/31; bound `mope_bound`). Model:"
         )
     col = "| model " if with_ega_m else ""
     lines = [

@@ -42,6 +42,14 @@ class ModelConfig:
     dropout: float = 0.1
     tie_embeddings: bool = True
     use_bias: bool = True
+    # Bias of the attention projections (q/k/v c_attn and the output c_proj; attention/core.py):
+    # None (default, every record so far) follows use_bias; True / False sets them alone, whatever
+    # use_bias says (paper C's GPT: False with use_bias=True, i.e. LayerNorm and MLP keep theirs).
+    attn_proj_bias: bool | None = None
+    # Residual dropout after the attention output projection c_proj: True (default, every record
+    # so far) applies model.dropout there; False (paper C's GPT) leaves it out. The dropout of the
+    # attention probabilities, of the MLP output and of the embeddings is unchanged.
+    attn_out_dropout: bool = True
     init_std: float = 0.02
     pos_encoding: str = "learned"
     qk_position: str = "none"
@@ -114,9 +122,12 @@ class ModelConfig:
     # add-shared | add-independent | add-shift (ours, additive) (attention/spectral.py).
     filter_transform: str = "dft"
     filter_phase: str = "none"
-    # causal kernels (qk_filter="causal-gauss" / "causal-mexhat" / "causal-morlet" / "causal-freq")
+    # causal kernels (qk_filter="causal-gauss" / "causal-mexhat" / "causal-morlet" / "causal-freq"
+    # / "causal-freq-fixed")
     kernel_len: int = 128  # taps K (l1: cut to T before normalising; l2: K always)
-    kernel_scale: float = 8.0  # a in tokens (init when learned; causal-freq: its fixed envelope)
+    # a in tokens (init when learned; causal-freq-fixed: its fixed envelope; causal-freq does not
+    # read it: its envelope is the authors' T / (4 pi))
+    kernel_scale: float = 8.0
     kernel_learn_scale: bool = True  # one learned a per head (log_scale), else fixed
     kernel_w0: float = 6.0  # Morlet w0
     # causal kernels' norm: "l2" unit energy over K taps (the authors' causal Morlet; set by the
@@ -334,6 +345,33 @@ def check_model(m: ModelConfig) -> None:
     from mope_jax import attention
 
     attention.registry.check_model(m)
+    _check_eval_switches(m, attention.registry)
+
+
+# Eval-time switches that only some variants read: set away from its default on a config whose
+# variants never read it, the run would measure the unmodified model under the switch's name,
+# so it is refused. (Other options a variant does not read are ignored: e.g. the fourierqk
+# experiment sets conv_impl=toeplitz on every row of a scale.)
+_EVAL_SWITCHES = {
+    "filter_phase": "the phase surrogates exist only on",
+    "filter_transform": "the metric-distortion controls exist only on",
+}
+
+
+def _check_eval_switches(m: ModelConfig, registry) -> None:
+    defaults = {f.name: f.default for f in dataclasses.fields(ModelConfig)}
+    selected = registry.model_variants(m)
+    for key, what in _EVAL_SWITCHES.items():
+        value = getattr(m, key)
+        if value == defaults[key] or any(key in v.options for v in selected):
+            continue
+        readers = [v for v in registry.variants() if key in v.options]
+        slots = {v.slot for v in readers}
+        who = " / ".join(f"{v.slot} {v.name!r}" for v in selected if v.slot in slots)
+        raise ConfigError(
+            f"model.{key}={value} is not read by {who} ({what} the bilateral spectral filters "
+            f"{', '.join(v.name for v in readers)}); remove it or pick one of those"
+        )
 
 
 def validate(cfg: Config) -> None:
@@ -349,6 +387,18 @@ def validate(cfg: Config) -> None:
     )
     _need(
         _finite(m.init_std) and m.init_std > 0, "model.init_std", m.init_std, "it must be positive"
+    )
+    _need(
+        m.attn_proj_bias is None or isinstance(m.attn_proj_bias, bool),
+        "model.attn_proj_bias",
+        m.attn_proj_bias,
+        "use true, false or None (None: follow model.use_bias)",
+    )
+    _need(
+        isinstance(m.attn_out_dropout, bool),
+        "model.attn_out_dropout",
+        m.attn_out_dropout,
+        "use true or false",
     )
     _need(
         m.attn_query_blocks >= 1,

@@ -2,6 +2,13 @@
 
 The reference configuration (DESIGN.md section 0) is ``ModelConfig()``: T=256, E=256,
 6 layers, 8 heads (D=32), learned absolute positions, tied LM head.
+
+Dropout (rate model.dropout, training only) sits at four sites: the embeddings (token +
+absolute position), the attention probabilities (attention/core.py ``attend``), the attention
+output after its projection c_proj (left out with model.attn_out_dropout=False, paper C's GPT)
+and the MLP output. Biases: LayerNorm and MLP follow model.use_bias; the attention projections
+c_attn (q/k/v) and c_proj follow model.attn_proj_bias (None: use_bias); the untied LM head has
+none.
 """
 
 from __future__ import annotations

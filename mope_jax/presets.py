@@ -294,7 +294,8 @@ register_variant(
 )
 register_variant(
     "a-ega-m",
-    "learned table + EGA-M (Morlet energies, omega sigma = 5 init + clamp), full z-norm",
+    "learned table + EGA-M as the authors compute it (per-head Morlet filters, conv1d tap order, "
+    "omega sigma = 5 init + clamp), full z-norm",
     train=_A,
     pos_encoding="learned",
     attn_bias="ega-m",
@@ -306,10 +307,28 @@ register_variant(
     pos_encoding="learned",
     attn_bias="ega-m-prefix",
 )
+register_variant(
+    "a-ega-m-shared",
+    "learned table + our earlier EGA-M (one filter set per layer shared by the heads, tap j on "
+    "lag j), full z-norm; the omega*sigma control's EGA-M records before issue 40",
+    train=_A,
+    pos_encoding="learned",
+    attn_bias="ega-m-shared",
+)
+register_variant(
+    "a-ega-m-shared-causal",
+    "learned table + our earlier EGA-M (layer-shared, tap j on lag j), causal prefix z-norm",
+    train=_A,
+    pos_encoding="learned",
+    attn_bias="ega-m-shared-prefix",
+)
 
 # Paper C, FourierQK (DESIGN.md section 2). The recipe differs from paper A's reference: no
-# weight tying, no biases, warmup 200, weight decay on 2-D weights only, 200 eval batches, and the
-# reported number is the best val loss over evals (``final.json: best_val_loss``).
+# weight tying, no bias on the attention projections (q/k/v and output; LayerNorm and MLP keep
+# theirs), no dropout after the attention output projection, warmup 200, weight decay on 2-D
+# weights only, 200 eval batches, and the reported number is the best val loss over evals
+# (``final.json: best_val_loss``). The same model recipe as experiments/fourierqk.py AUTHORS_C
+# (its reference scale).
 
 
 def _reference_c() -> Config:
@@ -317,16 +336,22 @@ def _reference_c() -> Config:
     return dataclasses.replace(
         base,
         name="reference-c",
-        model=dataclasses.replace(base.model, tie_embeddings=False, use_bias=False),
+        model=dataclasses.replace(
+            base.model,
+            tie_embeddings=False,
+            use_bias=True,
+            attn_proj_bias=False,
+            attn_out_dropout=False,
+        ),
         train=dataclasses.replace(base.train, warmup_steps=200, decay_group="2d", eval_batches=200),
     )
 
 
 register_preset(
     "reference-c",
-    "paper C's recipe on the reference model: untied head, no biases (the authors' q/k/v "
-    "and projections have none), shorter warmup, 2-D-only decay, more eval batches; report "
-    "best_val_loss",
+    "paper C's recipe on the reference model: untied head, no bias on q/k/v and the attention "
+    "output projection (LayerNorm and MLP keep theirs), no dropout after that projection, "
+    "shorter warmup, 2-D-only decay, more eval batches; report best_val_loss",
     "GPU/TPU",
 )(_reference_c)
 
@@ -448,10 +473,20 @@ register_variant(
 )
 register_variant(
     "causal-freq-qk",
-    "causal complex kernel, learned frequency in [2, F-2] bins inside a fixed "
-    "envelope a=8, 128 taps, unit energy",
+    "causal complex kernel, learned frequency in [2, F-2] bins inside the authors' Gaussian "
+    "envelope sigma_t = T/(4 pi) tokens (20.4 at T=256), 128 taps, unit energy",
     train={"no_decay": ("log_freq",)},
     qk_filter="causal-freq",
+    kernel_len=128,
+    kernel_norm="l2",
+)
+register_variant(
+    "causal-freq-qk-a8",
+    "causal complex kernel, learned frequency in [2, F-2] bins, 128 taps, unit energy; "
+    "ours, not the authors': fixed envelope a = 8 tokens; paper C's fourierqk results "
+    "committed before issue 40 used it under the name causal-freq-qk",
+    train={"no_decay": ("log_freq",)},
+    qk_filter="causal-freq-fixed",
     kernel_len=128,
     kernel_scale=8.0,
     kernel_norm="l2",

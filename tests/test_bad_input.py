@@ -59,6 +59,10 @@ CASES = [
     (TRAIN + ["model.rope_scaling=nosuch"], "model.rope_scaling='nosuch' is unknown"),
     (TRAIN + ["model.mope_constraint=nosuch"], "model.mope_constraint='nosuch' is unknown"),
     (TRAIN + ["model.mixer=nosuch"], "model.mixer='nosuch' is unknown"),
+    (
+        TRAIN + ["--variant", "causal-freq-qk", "model.filter_phase=phase_rand"],
+        "model.filter_phase=phase_rand is not read by qk_filter 'causal-freq'",
+    ),
     (TRAIN + ["train.eval_interval=0"], "train.eval_interval"),
     (TRAIN + ["train.lr=abc"], "train.lr=1"),
     (TRAIN + ["train.nosuch=1"], "valid keys"),

@@ -148,7 +148,15 @@ def test_training_refuses_the_noncausal_gate_unless_allowed():
 
 
 @pytest.mark.parametrize(
-    "name", ["ega-prefix", "ega-n-prefix", "ega-n-energymix-prefix", "ega-c-prefix", "ega-m-prefix"]
+    "name",
+    [
+        "ega-prefix",
+        "ega-n-prefix",
+        "ega-n-energymix-prefix",
+        "ega-c-prefix",
+        "ega-m-prefix",
+        "ega-m-shared-prefix",
+    ],
 )
 def test_gradients_are_finite(name):
     """Row 0 of the prefix statistics has std 0 exactly; its gradient must not be NaN (it was,
@@ -193,3 +201,4 @@ def test_conv_energy_with_only_the_current_tap_equals_the_dense_energy():
 
 
 # the causality verdicts of ega-n*, ega-c*, ega-m* and ega-conv1* are in tests/test_ega_paper1.py
+# (ega-m and ega-m-prefix with per-head parameters also in tests/test_ega_m_fidelity.py)

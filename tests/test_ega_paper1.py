@@ -192,6 +192,14 @@ def test_gate_mixing_differs_from_energy_mixing():
 
 
 # --------------------------------------------------------------------------- EGA-M
+# The tests below against ``ref.ega_m_gate`` (one (4,) set shared by the heads, tap j on lag j)
+# test our earlier computation, kept as ``ega-m-shared*`` (issue 40); the authors' EGA-M (per
+# head, conv1d taps; ``ega-m``, ``ega-m-prefix``) is tested in tests/test_ega_m_fidelity.py.
+
+
+def _shared(znorm="full", **kw):
+    """The ega-m-shared* module: one (4,) parameter set per layer, tap j on lag j."""
+    return EnergyGateMorlet(znorm, per_head=False, tap_order="lag", **kw)
 
 
 def _ega_m_params(seed=0):
@@ -215,7 +223,7 @@ def test_ega_m_matches_float64_reference(znorm, constraint):
     p64 = _ega_m_params()
     xn = _xn(t=40)  # longer than the longest filter (31 taps)
     p32 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), p64)
-    mod = EnergyGateMorlet(znorm, constraint=constraint)
+    mod = _shared(znorm, constraint=constraint)
     log_gate = np.asarray(
         mod.apply({"params": p32}, jnp.asarray(xn, jnp.float32), jnp.arange(40)).log_gate
     )
@@ -247,7 +255,7 @@ def test_ega_m_gradients_match_central_differences(znorm):
     valid = _valid(znorm, t)
     w = np.random.default_rng(5).normal(size=valid.shape) * valid
     with enable_x64():
-        mod = EnergyGateMorlet(znorm)
+        mod = _shared(znorm)
 
         def loss(p):
             lg = mod.apply({"params": p}, jnp.asarray(xn)[None], jnp.arange(t)).log_gate[
@@ -282,17 +290,24 @@ def test_ega_m_init_and_bound():
     xn = jnp.asarray(_xn(t=12), jnp.float32)
     pos = jnp.arange(12)
     for init, product in (("boundary", 5.0), ("off", 10.0)):
-        p = EnergyGateMorlet(init_mode=init).init(jax.random.PRNGKey(0), xn, pos)["params"]
-        omega, sigma = np.exp(p["log_omega"]), np.exp(p["log_sigma"])
-        np.testing.assert_allclose(omega, math.pi / np.array([3, 7, 15, 31]), rtol=1e-6)
-        np.testing.assert_allclose(omega * sigma, product, rtol=1e-6)
-        np.testing.assert_array_equal(p["alpha"], 2.0)
-        np.testing.assert_array_equal(p["tau"], 0.0)
-        np.testing.assert_array_equal(p["scale_w"], 0.0)
+        for mod, shape in (
+            (EnergyGateMorlet(init_mode=init, n_head=3), (3, 4)),  # per head: the same init
+            (_shared(init_mode=init), (4,)),
+        ):
+            p = mod.init(jax.random.PRNGKey(0), xn, pos)["params"]
+            assert all(p[k].shape == shape for k in p)
+            omega, sigma = np.exp(p["log_omega"]), np.exp(p["log_sigma"])
+            np.testing.assert_allclose(
+                omega, np.broadcast_to(math.pi / np.array([3, 7, 15, 31]), shape), rtol=1e-6
+            )
+            np.testing.assert_allclose(omega * sigma, product, rtol=1e-6)
+            np.testing.assert_array_equal(p["alpha"], 2.0)
+            np.testing.assert_array_equal(p["tau"], 0.0)
+            np.testing.assert_array_equal(p["scale_w"], 0.0)
     # the bound is the traced mope_bound inside a training step (sweeps grid it), as MOPE's:
     # the step supplies it in the hparams collection
     p = {k: jnp.asarray(v, jnp.float32) for k, v in _ega_m_params().items()}
-    mod = EnergyGateMorlet("full")
+    mod = _shared("full")
     got = mod.apply({"params": p, "hparams": {"mope_bound": jnp.asarray(7.0)}}, xn, pos).log_gate
     want = np.log(
         ref.ega_m_gate(
@@ -352,6 +367,8 @@ def test_ega_m_signal_is_zero_at_layernorm_init():
         "ega-c-prefix",
         "ega-m",
         "ega-m-prefix",
+        "ega-m-shared",
+        "ega-m-shared-prefix",
         "ega-n-energymix",
         "ega-n-energymix-prefix",
         "ega-conv1",
@@ -393,8 +410,9 @@ def test_renamed_variants_fail_with_the_new_name():
 
 
 def test_ega_m_spectra_are_extracted():
-    """EGA-M's (omega, sigma) per layer and filter reach checkpoints/records (extract_spectra)
-    and eval summaries (boundary statistics, prefix ega_m_), as MOPE's do."""
+    """EGA-M's (omega, sigma) per layer, head and filter reach checkpoints/records
+    (extract_spectra) and eval summaries (boundary statistics, prefix ega_m_), as MOPE's do.
+    (Both shapes, per head and shared: tests/test_ega_m_fidelity.py.)"""
     from mope_jax.analysis import spectra
 
     cfg = ModelConfig(
@@ -408,8 +426,10 @@ def test_ega_m_spectra_are_extracted():
     )
     params = init_params(cfg, jax.random.PRNGKey(0))
     sp = spectra.extract_spectra(cfg, params)
-    assert sp["ega_m_omega"].shape == sp["ega_m_sigma"].shape == (2, 4)
-    np.testing.assert_allclose(sp["ega_m_omega"][1], math.pi / np.array([3, 7, 15, 31]), rtol=1e-6)
+    assert sp["ega_m_omega"].shape == sp["ega_m_sigma"].shape == (2, 2, 4)  # (L, H, 4)
+    np.testing.assert_allclose(
+        sp["ega_m_omega"][1], np.broadcast_to(math.pi / np.array([3, 7, 15, 31]), (2, 4)), rtol=1e-6
+    )
     np.testing.assert_allclose(
         sp["ega_m_omega"] * sp["ega_m_sigma"], 10.0, rtol=1e-6
     )  # off the boundary

@@ -112,7 +112,12 @@ CASES = {
             lambda h, q, k: ref.complex_scores(q, k, ref.morlet_taps_l1(math.exp(p[h]), 128, T))
         ),
     ),
+    # the authors' envelope sigma_t = T / (4 pi) (issue 40); ours, a fixed a = 8 tokens
     "causal-freq-qk": (
+        "log_freq",
+        lambda p: lambda h, q, k: ref.complex_scores(q, k, ref.freq_taps_authors(p[h], 128, T)),
+    ),
+    "causal-freq-qk-a8": (
         "log_freq",
         lambda p: lambda h, q, k: ref.complex_scores(q, k, ref.freq_taps(p[h], 8.0, 128, T)),
     ),
@@ -238,6 +243,127 @@ def test_causal_freq_clamp():
     np.testing.assert_allclose(f, [2.0, 4.0, 7.0], rtol=1e-6)  # [2, F-2], F = 9
 
 
+# ----------------------------------------------------------------- causal-freq (issue 40)
+
+
+def _freq_outputs_ref(taps_of_head, q, k):
+    """Reference q~, k~ (B,T,H,2D) float64: the complex causal convolution with head h's taps,
+    Re and Im stacked along the last axis as the module stacks them."""
+    q, k = np.asarray(q, np.float64), np.asarray(k, np.float64)
+    b_, _, h_, _ = q.shape
+
+    def one(x):
+        return np.stack(
+            [
+                np.stack(
+                    [
+                        np.concatenate(
+                            [(c := ref.causal_conv(x[b, :, h], taps_of_head(h))).real, c.imag],
+                            axis=-1,
+                        )
+                        for h in range(h_)
+                    ],
+                    axis=1,
+                )
+                for b in range(b_)
+            ]
+        )
+
+    return one(q), one(k)
+
+
+def _freq_module(variant, t, log_freq):
+    cfg = _cfg(variant, t)
+    module = registry.get("qk_filter", cfg.qk_filter).build(cfg)
+    return module, {"log_freq": jnp.asarray(log_freq, jnp.float32)}
+
+
+# (T, log_freq per head): one head inside the clamp, one outside [2, F-2] (below at T=64,
+# above at T=256, F = T//2 + 1)
+FREQ_CASES = {64: (math.log(5.3), math.log(1.2)), 256: (math.log(11.7), math.log(150.0))}
+
+
+@pytest.mark.parametrize("t", list(FREQ_CASES))
+def test_causal_freq_uses_the_authors_envelope_t_over_4pi(t):
+    log_freq = FREQ_CASES[t]
+    module, params = _freq_module("causal-freq-qk", t, log_freq)
+    q, k = _qk(t)
+    qt, kt = module.apply({"params": params}, q, k)
+    rq, rk = _freq_outputs_ref(lambda h: ref.freq_taps_authors(log_freq[h], 128, t), q, k)
+    _assert_close(qt, rq)
+    _assert_close(kt, rk)
+    # the envelope follows T: sigma_t = T / (4 pi) tokens, whatever model.kernel_scale says
+    assert math.isclose(sp.authors_envelope_width(256), 20.371832715762604)
+    assert math.isclose(sp.authors_envelope_width(64), 5.092958178940651)
+    cfg = dataclasses.replace(_cfg("causal-freq-qk", t), kernel_scale=3.0)
+    other = registry.get("qk_filter", cfg.qk_filter).build(cfg)
+    np.testing.assert_array_equal(other.apply({"params": params}, q, k)[0], qt)
+    if t == 256:  # the old width (a = 8 tokens) is far outside the tolerance
+        oq, _ = _freq_outputs_ref(lambda h: ref.freq_taps(log_freq[h], 8.0, 128, t), q, k)
+        assert np.abs(np.asarray(qt, np.float64) - oq).max() > 1e3 * 1e-5 * np.abs(rq).max()
+
+
+@pytest.mark.parametrize("t", list(FREQ_CASES))
+def test_causal_freq_fixed_keeps_the_a8_envelope(t):
+    log_freq = FREQ_CASES[t]
+    module, params = _freq_module("causal-freq-qk-a8", t, log_freq)
+    q, k = _qk(t)
+    qt, kt = module.apply({"params": params}, q, k)
+    rq, rk = _freq_outputs_ref(lambda h: ref.freq_taps(log_freq[h], 8.0, 128, t), q, k)
+    _assert_close(qt, rq)
+    _assert_close(kt, rk)
+
+
+@pytest.mark.parametrize("t", list(FREQ_CASES))
+def test_causal_freq_log_freq_gradient_inside_and_at_the_clamp(t):
+    """d/d log_freq of sum(r * [q~, k~]): the numpy finite difference of the reference for the
+    head inside [2, F-2], exactly 0 for the head outside (the clamp passes no gradient)."""
+    p0 = np.asarray(FREQ_CASES[t], np.float64)
+    module, _ = _freq_module("causal-freq-qk", t, p0)
+    q, k = _qk(t)
+    kr = jax.random.split(jax.random.PRNGKey(3))
+    rq = np.asarray(jax.random.normal(kr[0], (B, t, H, 2 * D)), np.float64)
+    rk = np.asarray(jax.random.normal(kr[1], (B, t, H, 2 * D)), np.float64)
+    with jax.enable_x64(True):
+        q64, k64 = jnp.asarray(q, jnp.float64), jnp.asarray(k, jnp.float64)
+
+        def loss_jax(p):
+            qt, kt = module.apply({"params": {"log_freq": p}}, q64, k64)
+            return jnp.sum(qt * rq) + jnp.sum(kt * rk)
+
+        grad = np.asarray(jax.grad(loss_jax)(jnp.asarray(p0)), np.float64)
+
+    def loss_ref(p):
+        oq, ok = _freq_outputs_ref(lambda h: ref.freq_taps_authors(p[h], 128, t), q, k)
+        return float(np.sum(oq * rq) + np.sum(ok * rk))
+
+    eps = 1e-5
+    e = np.array([eps, 0.0])
+    fd = (loss_ref(p0 + e) - loss_ref(p0 - e)) / (2 * eps)
+    assert abs(fd) > 1e-2
+    np.testing.assert_allclose(grad[0], fd, rtol=1e-5)
+    assert grad[1] == 0.0  # outside [2, F-2]: clamped
+    f = np.asarray(sp.causal_freq_bins(jnp.asarray(p0, jnp.float32), t))
+    assert 2.0 < f[0] < t // 2 - 1 and f[1] in (2.0, t // 2 - 1.0)
+
+
+def test_causal_freq_variants_declare_the_same_causality_and_their_options():
+    paper, ours = (
+        registry.get("qk_filter", "causal-freq"),
+        registry.get("qk_filter", "causal-freq-fixed"),
+    )
+    assert paper.causal is True and ours.causal is True
+    assert "kernel_scale" not in paper.options and "kernel_scale" in ours.options
+    assert set(ours.options) - set(paper.options) == {"kernel_scale"}
+    assert "kernel_scale" not in model_variants()["causal-freq-qk"].model
+    assert model_variants()["causal-freq-qk-a8"].model["kernel_scale"] == 8.0
+    assert "a = 8 tokens" in model_variants()["causal-freq-qk-a8"].description
+    from mope_jax.analysis.causality import audit_model_variants
+
+    for row in audit_model_variants(["causal-freq-qk", "causal-freq-qk-a8"], seq_len=16, n_layer=1):
+        assert row["declared_causal"] and row["causal"] and row["leak_rel"] < 1e-6, row
+
+
 def test_mexhat_k4_peaks_at_init_periods_and_is_zero_at_dc():
     t = 256
     log_s = jnp.asarray(sp.mexhat_k4_init_log_s(), jnp.float32)[None]  # (1,K)
@@ -280,7 +406,7 @@ def test_author_surrogates_match_reference(mode):
                 np.stack(
                     [
                         np.fft.irfft(
-                            ref.surrogate(np.fft.rfft(x[b, :, h], axis=0), mode, phi[b, :, h])
+                            ref.surrogate(np.fft.rfft(x[b, :, h], axis=0), mode, phi[b, :, h], T)
                             * np.asarray(w[h], np.float64)[:, None],
                             n=T,
                             axis=0,
@@ -299,11 +425,47 @@ def test_phase_shift_rotates_both_spectra_and_add_shift_only_q():
     q, k = _qk()
     qf, kf = jnp.fft.rfft(q, axis=1), jnp.fft.rfft(k, axis=1)
     qs, ks = sp.phase_surrogate(qf, kf, "phase_shift", None, T)
-    _assert_close(qs / qf, np.full(qf.shape, np.exp(1j * math.pi / 4)))
-    _assert_close(ks / kf, np.full(kf.shape, np.exp(1j * math.pi / 4)))
+    rot = np.full(qf.shape, np.exp(1j * math.pi / 4))
+    rot[:, [0, -1]] = 1.0  # DC and Nyquist (T even) keep their unrotated values
+    _assert_close(qs / qf, rot)
+    _assert_close(ks / kf, rot)
     qa, ka = sp.phase_surrogate(qf, kf, "add-shift", None, T)  # ours: q only, interior bins
     np.testing.assert_array_equal(ka, kf)
     np.testing.assert_array_equal(qa[:, 0], qf[:, 0])
+
+
+def _phase_shift_ref(x, t, *, keep_ends=True):
+    """float64 reference of the authors' phase_shift of x (B,T,H,D): rfft along T, every bin
+    rotated by pi/4 except DC and (even T) Nyquist, irfft. keep_ends=False: the old rule (all
+    bins rotated; irfft then keeps only the real part at DC and Nyquist)."""
+    xf = np.fft.rfft(np.asarray(x, np.float64), axis=1)  # (B,F,H,D)
+    rot = np.full(xf.shape[1], np.exp(1j * math.pi / 4))
+    if keep_ends:
+        rot[0] = 1.0
+        if t % 2 == 0:
+            rot[t // 2] = 1.0
+    return np.fft.irfft(xf * rot[None, :, None, None], n=t, axis=1)
+
+
+@pytest.mark.parametrize("t", [16, 15])
+def test_phase_shift_keeps_dc_and_nyquist(t):
+    q, k = _qk(t)
+    # through the bilateral filter with w = 1: q~, k~ are the surrogate signals themselves
+    qt, kt = sp.spectral_filter_qk(q, k, jnp.ones((H, t // 2 + 1)), phase="phase_shift")
+    rq, rk = _phase_shift_ref(q, t), _phase_shift_ref(k, t)
+    _assert_close(qt, rq)
+    _assert_close(kt, rk)
+    zf = np.fft.rfft(np.asarray(q, np.float64), axis=1)
+    rf = [ref.surrogate(zf[b, :, h], "phase_shift", t=t) for b in range(B) for h in range(H)]
+    _assert_close(
+        np.fft.rfft(np.asarray(qt, np.float64), axis=1)
+        .transpose(0, 2, 1, 3)
+        .reshape(B * H, t // 2 + 1, D),
+        np.stack(rf),
+    )
+    # the old rule (DC and Nyquist rotated too) is far outside the tolerance
+    old = _phase_shift_ref(q, t, keep_ends=False)
+    assert np.abs(np.asarray(qt, np.float64) - old).max() > 1e3 * 1e-5 * np.abs(rq).max()
 
 
 def test_unknown_phase_mode_fails_with_one_line_naming_choices():
@@ -330,6 +492,7 @@ def test_records_carry_the_norms_and_the_learned_spectra():
         ("fixed-bin-learned", {"qk_center", "qk_period"}),
         ("mexhat-k4-qk", {"qk_mexhat_s", "qk_mexhat_period"}),
         ("causal-freq-qk", {"qk_freq", "qk_freq_period"}),
+        ("causal-freq-qk-a8", {"qk_freq", "qk_freq_period"}),
         ("causal-morlet", {"qk_kernel_scale"}),
         ("seedc-collapse-qk", {"qk_center", "qk_period"}),
     ]:
@@ -347,3 +510,37 @@ def test_records_carry_the_norms_and_the_learned_spectra():
     np.testing.assert_allclose(
         extract_spectra(cfg, init_params(cfg, KEY))["qk_center"], 4.0, rtol=1e-6
     )
+
+
+# ----------------------------------------------------------------- eval switches (issue 40)
+
+
+@pytest.mark.parametrize(
+    "variant", ["causal-freq-qk", "causal-freq-qk-a8", "causal-morlet", "causal-gauss"]
+)
+@pytest.mark.parametrize("mode", ["phase_rand", "phase_shift", "add-shift"])
+def test_phase_surrogate_on_a_causal_kernel_is_refused_with_one_line(variant, mode):
+    from mope_jax.config import Config
+    from mope_jax.errors import ConfigError
+
+    m = dataclasses.replace(_cfg(variant), filter_phase=mode)
+    with pytest.raises(ConfigError) as err:
+        Config(model=m)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"model.filter_phase={mode} is not read by qk_filter '{m.qk_filter}'")
+    assert (
+        "(the phase surrogates exist only on the bilateral spectral filters fixed-bin, "
+        "fixed-bin-learned, fourier, mexhat-k4, mexhat-window, multifourier, random)" in msg
+    )
+    assert msg.endswith("remove it or pick one of those")
+    Config(model=dataclasses.replace(_cfg("fourier-qk"), filter_phase=mode))  # read: accepted
+    Config(model=_cfg(variant))  # filter_phase "none": accepted
+
+
+def test_metric_control_on_a_causal_kernel_is_refused_with_one_line():
+    from mope_jax.config import Config
+    from mope_jax.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^model.filter_transform=rotation is not read by "):
+        Config(model=dataclasses.replace(_cfg("causal-freq-qk"), filter_transform="rotation"))

@@ -68,6 +68,12 @@ class TorchGPT(nn.Module):
             raise ValueError(
                 "the torch reference implements the baseline GPT only (learned positions)"
             )
+        if cfg.attn_proj_bias is not None or not cfg.attn_out_dropout:
+            raise ValueError(
+                "the torch reference follows model.use_bias everywhere and keeps the dropout "
+                "after the attention projection; leave attn_proj_bias and attn_out_dropout at "
+                "their defaults"
+            )
         self.cfg = cfg
         self.wte = nn.Embedding(cfg.vocab_size, cfg.n_embd)
         self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)

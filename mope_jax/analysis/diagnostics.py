@@ -7,7 +7,9 @@
   ``attention/spectral.py: apply_phase_surrogate``). The authors' (DESIGN.md section 5):
   ``phase_rand`` replaces the phase by a random phi per (batch row, frequency, head), shared by
   the channels and by Q and K; ``phase_rand_indep`` independent phi for Q and K and per
-  channel; ``amp_only`` irfft(|Z|); ``phase_shift`` rotates Q's and K's spectra by pi/4.
+  channel; ``amp_only`` irfft(|Z|); ``phase_shift`` rotates Q's and K's spectra by pi/4
+  except the DC and Nyquist bins, which keep their values (issue 40; before it ours rotated
+  those too: ``PHASE_SHIFT_DEF`` marks the analyses made with the authors' definition).
   Ours, earlier, ADDED to the phase: ``add-shared`` (shared by Q and K, so the Q-K
   cross-spectrum is kept exactly: a weaker test), ``add-independent``, ``add-shift`` (Q only).
   ``SURROGATE_LABELS`` names each in tables.
@@ -122,12 +124,17 @@ def shuffled_gap(
     return {"val": lv, "shuffled": ls, "gap": ls - lv}
 
 
+# Stored beside the surrogate losses (a record's ``analysis["phase_shift_def"]``): which
+# ``phase_shift`` they were computed with. Analyses without it predate issue 40, whose
+# phase_shift also rotated the DC and Nyquist bins (irfft then scaled them by cos(pi/4)).
+PHASE_SHIFT_DEF = "authors: DC and Nyquist unrotated (issue 40)"
+
 # Table headers: which surrogate is whose, and what it does (DESIGN.md section 5).
 SURROGATE_LABELS = {
     "phase_rand": "phase_rand (authors': phase replaced, shared q/k)",
     "phase_rand_indep": "phase_rand_indep (authors': replaced, independent)",
     "amp_only": "amp_only (authors': irfft |Z|)",
-    "phase_shift": "phase_shift (authors': q and k rotated pi/4)",
+    "phase_shift": "phase_shift (authors': q and k rotated pi/4 but DC, Nyquist)",
     "add-shared": "add-shared (ours: phase added, shared q/k, cross-spectrum kept)",
     "add-independent": "add-independent (ours: added, independent)",
     "add-shift": "add-shift (ours: q only shifted pi/4)",

@@ -13,9 +13,10 @@ declares its extractor and summary where it is registered, next to its module
   * ``morlet_rope_sigma`` (qk_position=morlet-rope): sigma per layer, head and group (L, H, G);
   * ``ega_*`` (attn_bias=ega*, attention/energy_gate.py): gate slope alpha and threshold tau per
     layer and head (L, H), (L, H, n) for the mixed gates, and the mix weights softmax(scale_w);
-  * ``ega_m_*`` (attn_bias=ega-m*, attention/ega_m.py): EGA-M's omega, sigma per layer and
-    filter (L, 4) after the constraint (bound ``mope_bound``), raw values, clamp mask, alpha,
-    tau, mix weights; its eval summary has MOPE's boundary statistics, prefixed ``ega_m_``;
+  * ``ega_m_*`` (attn_bias=ega-m*, attention/ega_m.py): EGA-M's omega, sigma per layer, head
+    and filter (L, H, 4) (``ega-m*``) or per layer and filter (L, 4) (``ega-m-shared*``) after
+    the constraint (bound ``mope_bound``), raw values, clamp mask, alpha, tau, mix weights; its
+    eval summary has MOPE's boundary statistics over all pairs, prefixed ``ega_m_``;
   * ``qk_*`` (the learned Q/K filters, attention/spectral.py): centres and periods, kernel
     scales, MexHat-K4 scales, causal learned frequencies, stacked (L, ...);
   * a variant declaring ``spectral_params`` and no extractor: those parameters as stored

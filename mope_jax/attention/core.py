@@ -36,6 +36,13 @@ registry.register_option("attn_layout", ATTN_LAYOUTS, owner="the attention core"
 # n > 1 (opt-in, faster, numbers differ at f32 rounding) splits the queries into n blocks and
 # gives block i only the keys it can see. See causal_block_bounds.
 registry.register_option("attn_query_blocks", None, owner="the attention core")
+# model.attn_proj_bias: None (default) follows model.use_bias; True / False gives the q/k/v and
+# output projections a bias or none, whatever use_bias says (paper C's GPT: False). See
+# attention_projection.
+registry.register_option("attn_proj_bias", (None, True, False), owner="the attention core")
+# model.attn_out_dropout: True (default) applies the residual dropout after the output projection
+# c_proj; False (paper C's GPT) leaves it out. See SelfAttention.
+registry.register_option("attn_out_dropout", (True, False), owner="the attention core")
 
 
 def matmul_dtype(name: str):
@@ -99,6 +106,12 @@ def dense(cfg, features: int, name: str, *, use_bias: bool | None = None) -> Den
         matmul_dtype(cfg.compute_dtype),
         name=name,
     )
+
+
+def attention_projection(cfg, features: int, name: str) -> Dense:
+    """A projection of the attention sublayer (q/k/v ``c_attn``, output ``c_proj``): the model's
+    :func:`dense`, with a bias iff model.attn_proj_bias says so (None: iff model.use_bias)."""
+    return dense(cfg, features, name, use_bias=cfg.attn_proj_bias)
 
 
 def causal_mask(t: int, s: int | None = None) -> Array:
@@ -248,7 +261,7 @@ class SelfAttention(nn.Module):
         b, t, e = xn.shape
         h, d = cfg.n_head, cfg.head_dim
         mm = matmul_dtype(cfg.compute_dtype)
-        qkv = dense(cfg, 3 * e, "c_attn")(xn)  # (B,T,3E)
+        qkv = attention_projection(cfg, 3 * e, "c_attn")(xn)  # (B,T,3E)
         q, k, v = jnp.split(qkv, 3, axis=-1)
         q, k, v = (a.reshape(b, t, h, d) for a in (q, k, v))  # (B,T,H,D)
 
@@ -290,5 +303,7 @@ class SelfAttention(nn.Module):
         else:
             y = attend(scores, v, mask=mask, **common)
         y = y.reshape(b, t, e)  # (B,T,H,D) -> (B,T,E)
-        y = dense(cfg, e, "c_proj")(y)
+        y = attention_projection(cfg, e, "c_proj")(y)
+        if not cfg.attn_out_dropout:
+            return y  # paper C's GPT: no residual dropout after the output projection
         return nn.Dropout(cfg.dropout)(y, deterministic=deterministic)

@@ -40,7 +40,11 @@ Causal time-domain kernels (declared causal), h[j], j = 0..K-1:
     is computed by ``model.conv_impl``: "fft" (zero-padded to 2T, exact), "toeplitz"
     (lower-triangular (T,S) matmul) or "direct" (shift and add).
     ``causal-freq``: the phase study's causal SpectralQK, a unit-energy complex kernel with a
-    fixed envelope a and a learned frequency (``log_freq``, clamped to [2, F-2] bins).
+    learned frequency (``log_freq``, clamped to [2, F-2] bins) inside the authors' Gaussian
+    envelope of width sigma_t = T / (4 pi) tokens (T = the length the layer sees; 20.37 at
+    T = 256, 5.09 at T = 64). ``causal-freq-fixed``: ours, the same kernel inside a fixed
+    envelope a = ``model.kernel_scale`` tokens (paper C's fourierqk results committed before
+    issue 40 used it, a = 8, under the name ``causal-freq-qk``).
     ``circular-gauss`` uses the UNPADDED FFT (n = T): a circular convolution that wraps the
     future into the past; it is the declared-non-causal foil.
 
@@ -241,8 +245,8 @@ def apply_phase_surrogate(
                         (Theiler surrogate); phi 0 at DC and Nyquist, so those bins become |Z|
       phase_rand_indep  the same with independent phi_q, phi_k
       amp_only          |qf|, |kf| (irfft(|Z|))
-      phase_shift       qf e^{i pi/4}, kf e^{i pi/4}: BOTH rotated, at every bin (irfft keeps
-                        only the real part at DC and Nyquist, scaling those by cos(pi/4))
+      phase_shift       qf e^{i pi/4}, kf e^{i pi/4}: BOTH rotated, on the interior bins;
+                        DC and (for even T) Nyquist keep their unrotated values
     Ours, earlier (additive phases; they keep the q-k cross-spectrum qf conj(kf) when shared):
       add-shared        qf e^{i phi}, kf e^{i phi}, phi (F,H,D) shared over the batch
       add-independent   qf e^{i phi_q}, kf e^{i phi_k}
@@ -256,12 +260,10 @@ def apply_phase_surrogate(
         return jnp.abs(qf) * jnp.exp(1j * phi_q), jnp.abs(kf) * jnp.exp(1j * phi_k)
     if mode == "amp_only":
         return jnp.abs(qf).astype(qf.dtype), jnp.abs(kf).astype(kf.dtype)
-    if mode == "phase_shift":
-        rot = jnp.exp(1j * (math.pi / 4))
-        return qf * rot, kf * rot
-    if mode == "add-shift":
+    if mode in ("phase_shift", "add-shift"):
         interior = _interior(qf.shape[1], t)[None, :, None, None]  # (1,F,1,1)
-        return qf * jnp.exp(1j * (math.pi / 4) * interior), kf
+        rot = jnp.exp(1j * (math.pi / 4) * interior)  # 1 at DC and Nyquist
+        return qf * rot, (kf * rot if mode == "phase_shift" else kf)
     return qf * jnp.exp(1j * phi_q), kf * jnp.exp(1j * phi_k)  # add-shared, add-independent
 
 
@@ -351,14 +353,21 @@ def kernel_taps(kind: str, scale: Array, length: int, w0: float = 6.0, norm: str
     return h / jnp.abs(h).sum(-1, keepdims=True)
 
 
+def authors_envelope_width(t: int) -> float:
+    """The authors' envelope width of the causal learned-frequency kernel, in tokens:
+    sigma_t = T / (2 pi * 2) = T / (4 pi) (20.37 at T = 256, 5.09 at T = 64)."""
+    return t / (4 * math.pi)
+
+
 def freq_kernel_taps(freq: Array, scale: float, length: int, t: int, norm: str = "l2") -> Array:
     """Causal learned-frequency kernel (the phase study's causal SpectralQK, DESIGN.md s. 5):
 
         h[j] = exp(-j^2 / 2a^2) exp(i 2 pi f j / T) / N,   j = 0..K-1
 
-    freq f (H,) in bins of a T-point DFT (cycles per window; 2 pi f / T rad/token), a fixed
-    envelope scale in tokens, K = length taps -> (2,H,K) (Re, Im). N as ``kernel_taps``:
-    "l2" sqrt(sum_j |h[j]|^2) (unit energy over the K taps), "l1" sum_j |h[j]|.
+    freq f (H,) in bins of a T-point DFT (cycles per window; 2 pi f / T rad/token), a the
+    envelope width in tokens (``scale``; the authors' is :func:`authors_envelope_width` (T),
+    ``causal-freq-fixed``'s a constant), K = length taps -> (2,H,K) (Re, Im). N as
+    ``kernel_taps``: "l2" sqrt(sum_j |h[j]|^2) (unit energy over the K taps), "l1" sum_j |h[j]|.
     """
     check_choice("kernel_norm", norm, KERNEL_NORMS)
     j = jnp.arange(length, dtype=jnp.float32)[None, :]  # (1,K)
@@ -630,22 +639,25 @@ def _conv_pair(q: Array, k: Array, taps: Array, conv) -> tuple[Array, Array]:
 class CausalFreqFilter(nn.Module):
     """Causal learned-frequency filter (the phase study's causal SpectralQK; DESIGN.md s. 5).
 
-    Our reading of "a causal Morlet-type kernel whose frequency is learned inside a fixed
-    envelope, frequency clamped to [2, F-2] bins":
+    "A causal Morlet-type kernel whose frequency is learned inside a fixed Gaussian envelope
+    of width sigma_t = T / (4 pi) tokens, frequency clamped to [2, F-2] bins":
 
         h_h[j] = exp(-j^2 / 2a^2) exp(i 2 pi f_h j / T) / sqrt(sum_j' exp(-j'^2/a^2)), j = 0..K-1
         f_h = clip(exp(log_freq_h), 2, F - 2) bins,  F = T//2 + 1
         q~[t] = sum_{j <= t} h[j] q[t - j] (complex); score = (Re q~ Re k~ + Im q~ Im k~) / sqrt(D)
 
-    a (tokens, ``scale``) is fixed; ``log_freq`` (H,) is learned, init f = ``init_bin``. norm
-    as CausalKernelFilter: "l2" (the variant's, as the authors' causal Morlet): K = ``length``
-    taps, unit energy over all K, the first T used; "l1": min(K, T) taps, / sum_j |h[j]|.
-    One-sided taps and a zero-padded (or Toeplitz) convolution: causal.
+    a (tokens) is not learned: ``scale`` None (``causal-freq``, the authors') gives
+    a = T / (4 pi) with T = q.shape[1], the length the layer sees; a number
+    (``causal-freq-fixed``, ours) is a fixed width in tokens at every T. ``log_freq`` (H,) is
+    learned, init f = ``init_bin``. norm as CausalKernelFilter: "l2" (the variant's, as the
+    authors' causal Morlet): K = ``length`` taps, unit energy over all K, the first T used;
+    "l1": min(K, T) taps, / sum_j |h[j]|. One-sided taps and a zero-padded (or Toeplitz)
+    convolution: causal.
     """
 
     n_head: int
     init_bin: float = 4.0
-    scale: float = 8.0
+    scale: float | None = None
     length: int = 128
     impl: str = "fft"
     norm: str = "l2"
@@ -665,7 +677,8 @@ class CausalFreqFilter(nn.Module):
             if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2"
             else min(self.length, t)
         )
-        taps = freq_kernel_taps(freq, self.scale, n_taps, t, self.norm)[..., :t]  # (2,H,min(K,T))
+        a = authors_envelope_width(t) if self.scale is None else self.scale  # tokens
+        taps = freq_kernel_taps(freq, a, n_taps, t, self.norm)[..., :t]  # (2,H,min(K,T))
         return _conv_pair(q, k, taps, CONVS[self.impl])
 
 
@@ -954,29 +967,49 @@ for _kind in KERNELS:
     )(lambda cfg, _kind=_kind: _kernel(cfg, _kind))
 
 
-@register(
-    "qk_filter",
-    "causal-freq",
-    causal=True,
-    doc="causal complex kernel, learned frequency in [2, F-2] bins inside a fixed envelope a",
-    options={
-        "filter_init_bin": None,
-        "kernel_scale": None,
-        "kernel_len": None,
-        "conv_impl": CONV_IMPLS,
-        "kernel_norm": KERNEL_NORMS,
-    },
-    **_learned("log_freq"),
-)
-def _causal_freq(cfg):
+_FREQ = {
+    "filter_init_bin": None,
+    "kernel_len": None,
+    "conv_impl": CONV_IMPLS,
+    "kernel_norm": KERNEL_NORMS,
+}
+
+
+def _freq(cfg, scale):
     return CausalFreqFilter(
         cfg.n_head,
         cfg.filter_init_bin,
-        cfg.kernel_scale,
+        scale,
         cfg.kernel_len,
         cfg.conv_impl,
         check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS),
     )
+
+
+@register(
+    "qk_filter",
+    "causal-freq",
+    causal=True,
+    doc="causal complex kernel, learned frequency in [2, F-2] bins inside the authors' "
+    "envelope sigma_t = T/(4 pi) tokens",
+    options=_FREQ,  # no kernel_scale: the envelope follows T
+    **_learned("log_freq"),
+)
+def _causal_freq(cfg):
+    return _freq(cfg, None)
+
+
+@register(
+    "qk_filter",
+    "causal-freq-fixed",
+    causal=True,
+    doc="causal complex kernel, learned frequency in [2, F-2] bins inside a fixed envelope "
+    "a = kernel_scale tokens (ours)",
+    options={**_FREQ, "kernel_scale": None},
+    **_learned("log_freq"),
+)
+def _causal_freq_fixed(cfg):
+    return _freq(cfg, cfg.kernel_scale)
 
 
 @register(

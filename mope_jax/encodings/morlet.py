@@ -10,9 +10,11 @@ Constraints on (omega, sigma) (``constrain``):
   * ``"clamp"`` -- the paper's projection, exactly:
         omega = min(omega, 0.95 pi); sigma = max(sigma, 1e-3);
         omega = where(omega sigma < bound, bound / sigma, omega)
-    While a pair is clamped, omega = bound / sigma does not depend on log_omega, so
-    log_omega gets NO gradient (only weight decay moves it) and the pair sits exactly on
-    the admissibility boundary omega sigma = bound.
+    min and max with torch.clamp's gradients (:func:`clamp_max`, :func:`clamp_min`): the whole
+    gradient passes at a tie (omega exactly 0.95 pi, sigma exactly 1e-3), where jnp.minimum /
+    jnp.maximum would pass half. While a pair is clamped, omega = bound / sigma does not
+    depend on log_omega, so log_omega gets NO gradient (only weight decay moves it) and the
+    pair sits exactly on the admissibility boundary omega sigma = bound.
   * ``"penalty"`` -- the same min/max guards, but the admissibility bound is a soft,
     differentiable penalty (:func:`admissibility_penalty`) added to the training loss.
   * ``"none"`` -- omega = exp(log_omega), sigma = exp(log_sigma), nothing else.
@@ -57,18 +59,36 @@ def morlet_init(
     return log_omega.astype(np.float32), log_sigma.astype(np.float32)
 
 
+def clamp_max(x: Array, hi: float) -> Array:
+    """min(x, hi) with torch.clamp(x, max=hi)'s gradient: 1 where x <= hi, 0 where x > hi.
+
+    jnp.minimum has the same values but splits the gradient at a tie x == hi (1/2 to x);
+    torch.clamp's backward is ``where(self <= max, grad, 0)``, the whole gradient at the tie."""
+    return jnp.where(x > hi, hi, x)
+
+
+def clamp_min(x: Array, lo: float) -> Array:
+    """max(x, lo) with torch.clamp(x, min=lo)'s gradient: 1 where x >= lo, 0 where x < lo
+    (jnp.maximum: 1/2 at the tie x == lo)."""
+    return jnp.where(x < lo, lo, x)
+
+
+def _capped(log_omega: Array, log_sigma: Array) -> tuple[Array, Array]:
+    """omega = min(exp(log_omega), 0.95 pi), sigma = max(exp(log_sigma), 1e-3), with the
+    gradients of the authors' torch.clamp (:func:`clamp_max`, :func:`clamp_min`)."""
+    return clamp_max(jnp.exp(log_omega), OMEGA_MAX), clamp_min(jnp.exp(log_sigma), SIGMA_MIN)
+
+
 def clamp_paper(log_omega: Array, log_sigma: Array, *, bound: float = 5.0) -> tuple[Array, Array]:
     """The paper's projection (see module docstring). (n,), (n,) -> omega, sigma (n,), (n,)."""
-    omega = jnp.minimum(jnp.exp(log_omega), OMEGA_MAX)
-    sigma = jnp.maximum(jnp.exp(log_sigma), SIGMA_MIN)
+    omega, sigma = _capped(log_omega, log_sigma)
     omega = jnp.where(omega * sigma < bound, bound / sigma, omega)
     return omega, sigma
 
 
 def clamp_active(log_omega: Array, log_sigma: Array, *, bound: float = 5.0) -> Array:
     """(n,) bool: True where the paper's ``where`` replaces omega by bound / sigma."""
-    omega = jnp.minimum(jnp.exp(log_omega), OMEGA_MAX)
-    sigma = jnp.maximum(jnp.exp(log_sigma), SIGMA_MIN)
+    omega, sigma = _capped(log_omega, log_sigma)
     return omega * sigma < bound
 
 
@@ -79,9 +99,7 @@ def constrain(
     if constraint == "clamp":
         return clamp_paper(log_omega, log_sigma, bound=bound)
     if constraint == "penalty":
-        return jnp.minimum(jnp.exp(log_omega), OMEGA_MAX), jnp.maximum(
-            jnp.exp(log_sigma), SIGMA_MIN
-        )
+        return _capped(log_omega, log_sigma)
     if constraint == "none":
         return jnp.exp(log_omega), jnp.exp(log_sigma)
     raise ConfigError(f"unknown MOPE constraint {constraint!r}; choose one of {CONSTRAINTS}")

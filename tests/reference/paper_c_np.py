@@ -79,6 +79,22 @@ def freq_taps(log_f, a, k, t):
     return h / math.sqrt(np.sum(np.abs(h) ** 2))
 
 
+def freq_taps_authors(log_f, k, t):
+    """The authors' causal learned-frequency kernel (issue 40): the Gaussian envelope width is
+    sigma_t = T / (2 pi * 2) tokens, T the sequence length; f = clip(exp(log_f), 2, F-2)
+    bins, F = T//2 + 1; h[j] = exp(-j^2 / (2 sigma_t^2)) exp(i 2 pi f j / T), j = 0..K-1,
+    divided by sqrt(sum_j env[j]^2)."""
+    sigma_t = t / (2 * math.pi * 2)
+    f = min(max(math.exp(log_f), 2.0), t // 2 + 1 - 2.0)
+    h = np.zeros(k, dtype=np.complex128)
+    energy = 0.0
+    for j in range(k):
+        env = math.exp(-(j * j) / (2 * sigma_t * sigma_t))
+        energy += env * env
+        h[j] = env * complex(math.cos(2 * math.pi * f * j / t), math.sin(2 * math.pi * f * j / t))
+    return h / math.sqrt(energy)
+
+
 def complex_scores(q, k, h):
     """(Re q~ Re k~^T + Im q~ Im k~^T) / sqrt(D) with q~ = causal_conv(q, h)."""
     qc, kc = causal_conv(q, h), causal_conv(k, h)
@@ -93,13 +109,20 @@ def collapse_weights(center, t, bandwidth=2.0):
     )
 
 
-def surrogate(z, mode, phi=None):
-    """The authors' eval-time surrogates of one spectrum z = rfft(x, axis=0) (F, D):
-    phase_rand / phase_rand_indep |z| e^{i phi}; amp_only |z|; phase_shift z e^{i pi/4}."""
+def surrogate(z, mode, phi=None, t=None):
+    """The authors' eval-time surrogates of one spectrum z = rfft(x, axis=0) (F, D) of a T-point
+    signal: phase_rand / phase_rand_indep |z| e^{i phi}; amp_only |z|; phase_shift z e^{i pi/4}
+    on every bin except DC (bin 0) and, for even T, Nyquist (bin T/2), which keep their
+    unrotated values (issue 40; needs t)."""
     if mode in ("phase_rand", "phase_rand_indep"):
         return np.abs(z) * np.exp(1j * phi)
     if mode == "amp_only":
         return np.abs(z).astype(complex)
     if mode == "phase_shift":
-        return z * np.exp(1j * math.pi / 4)
+        out = np.array(z, dtype=np.complex128)
+        for f in range(z.shape[0]):
+            if f == 0 or (t % 2 == 0 and f == t // 2):
+                continue  # DC, Nyquist: unrotated
+            out[f] = z[f] * complex(math.cos(math.pi / 4), math.sin(math.pi / 4))
+        return out
     raise ValueError(mode)

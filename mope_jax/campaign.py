@@ -46,16 +46,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from mope_jax.config import LOCATION_FIELDS
 from mope_jax.errors import CampaignError
 from mope_jax.provenance import jsonable as _jsonable
 from mope_jax.provenance import at_write, cpu_text, utc_now
 
 RESULTS = ("experiments", "results")
 RECORD_RE = re.compile(r"^seed(\d+)\.json$")
+_SECTIONS = ("model", "train", "data")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 # DataConfig fields that say where a corpus lives on this machine, not what it is: a record
 # made elsewhere is compared on the corpus digest instead.
-_LOCATION_FIELDS = ("path", "tfds_data_dir", "tfds_manual_dir")
+_LOCATION_FIELDS = LOCATION_FIELDS
+# a record's losses: each a finite number where present
+_LOSS_FIELDS = ("final_val_loss", "final_train_loss", "best_val_loss")
 
 
 # --------------------------------------------------------------------------- declaration
@@ -462,6 +466,10 @@ class Campaign:
                 f"rows {off} are not planned at scale {sc.name}; its rows: "
                 + ", ".join(r.name for r in experiment.rows_at(sc))
             )
+        if corpus is not None:  # a bad file is named as the option it came from
+            from mope_jax.data import read_text_file
+
+            read_text_file(corpus, option="--corpus")
         n = sc.seeds if seeds is None else int(seeds)
         if n < 1:
             raise CampaignError(f"--seeds {n}: a campaign needs at least one seed")
@@ -506,8 +514,9 @@ class Campaign:
 
         cfg = self.config(row)
         key = (cfg.data, cfg.model.block_size)
-        if key not in self._prepared:
-            self._prepared[key] = prepare(cfg)[1]
+        if key not in self._prepared:  # the corpus is --corpus here (or the default file)
+            longer = "give a longer --corpus" if cfg.data.source == "text" else None
+            self._prepared[key] = prepare(cfg, option="--corpus", longer=longer)[1]
         corpus = self._prepared[key]
         model = dataclasses.replace(cfg.model, vocab_size=corpus.vocab_size)
         return dataclasses.replace(cfg, model=model), corpus
@@ -523,6 +532,8 @@ class Campaign:
 
 
 def read_record(path: Path) -> dict:
+    """The record at ``path`` (``records/<row>/seed<s>.json``), checked by
+    :func:`validate_record`: every reader (status, run, report, claims) gets valid records."""
     try:
         rec = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -530,9 +541,41 @@ def read_record(path: Path) -> dict:
             f"{path}: not a readable campaign record ({type(e).__name__}); delete it to retrain "
             "that run"
         ) from None
-    if not isinstance(rec, dict) or "seed" not in rec or "config" not in rec:
-        raise CampaignError(f"{path}: not a campaign record; delete it to retrain that run")
+    validate_record(path, rec)
     return rec
+
+
+def validate_record(path: Path, rec) -> None:
+    """CampaignError (naming the file, what is wrong and the fix) unless ``rec`` is a JSON
+    object whose ``config`` holds ``model``, ``train`` and ``data`` objects, whose ``row``
+    (where present) is its folder's name and ``seed`` the number in its file name, and whose
+    losses are finite numbers where present."""
+    path = Path(path)
+    retrain = "delete it to retrain that run"
+    if not isinstance(rec, dict) or "seed" not in rec or "config" not in rec:
+        raise CampaignError(f"{path}: not a campaign record; {retrain}")
+    cfg = rec["config"]
+    if not isinstance(cfg, dict) or not all(isinstance(cfg.get(k), dict) for k in _SECTIONS):
+        raise CampaignError(
+            f"{path}: its config is not an object holding model, train and data objects; {retrain}"
+        )
+    row, seed = rec.get("row", path.parent.name), rec["seed"]
+    if not isinstance(row, str) or not _NAME_RE.match(row):
+        raise CampaignError(f"{path}: its row {row!r} is not a row name; {retrain}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise CampaignError(f"{path}: its seed {seed!r} is not a seed number; {retrain}")
+    m = RECORD_RE.match(path.name)
+    if m is None or int(m.group(1)) != seed or row != path.parent.name:
+        raise CampaignError(
+            f"{path}: the record is row {row} seed {seed}, its path says row {path.parent.name} "
+            f"{path.stem}; move it to records/{row}/seed{seed}.json or delete it"
+        )
+    for key in _LOSS_FIELDS:
+        v = rec.get(key)
+        if v is not None and (
+            isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)
+        ):
+            raise CampaignError(f"{path}: its {key} is {v!r}, not a finite number; {retrain}")
 
 
 def read_records(records_dir: str | Path) -> list[dict]:
@@ -803,6 +846,7 @@ MEASURE_MIN_STEPS = 1000
 
 
 def estimate_by_measuring(c: Campaign, row: Row) -> Estimate:
+    c.prepared(row)  # its corpus checked, with the hints of a campaign
     cfg = c.config(row)
     compile_s, step_s = measure_step(cfg)
     per_run = _run_seconds(cfg, step_s)
@@ -824,6 +868,8 @@ def estimate_rows(c: Campaign, plans: list[RowPlan] | None = None, log=print) ->
     head = f"campaign {c.experiment.name}, scale {c.scale.name}"
     if not todo:
         return f"{head}: nothing to train (every planned run has its record)"
+    for p in todo:  # every row's corpus checked first, with the hints of a campaign
+        c.prepared(p.row)
     programs = 3 if c.experiment.audit else 2
     width = max(len(p.row.name) for p in todo)
     lines = [
@@ -891,6 +937,7 @@ def run_campaign(
     the budget otherwise).
     continue_args: extra options of the printed command to continue."""
     from mope_jax.provenance import environment
+    from mope_jax.rundir import unwritable
 
     t_start = time.monotonic()
     plans = plan(c)
@@ -903,6 +950,25 @@ def run_campaign(
     work = Path(work_dir) if work_dir is not None else c.root / "runs" / "campaigns"
     work = work / c.experiment.name / c.scale.name
     command = command or c.command(continue_args)
+    # before anything is trained: where the records, the table and the checkpoints go
+    for d in [c.results_dir, c.records_dir] + [c.records_dir / r.name for r, _ in groups]:
+        why = unwritable(d)
+        if why:
+            raise CampaignError(
+                f"cannot write the records and table in {_rel(d, c.root)}: {why}; make it "
+                "writable, or run in a writable clone of the repository (--root)"
+            )
+    from mope_jax.sweep import check_memory
+
+    for r, seeds in groups:  # every row to train fits in memory (issue 43), then its corpus
+        check_memory(c.config(r), len(seeds), strategy)
+    for r, _ in groups:  # the corpus of every row to train, checked (with --corpus hints)
+        c.prepared(r)
+    why = unwritable(work) if groups else None
+    if why:
+        raise CampaignError(
+            f"cannot write checkpoints in {work}: {why}; give a writable --work-dir"
+        )
     trained: list[tuple[str, int]] = []
     stopped = None
     if not groups:

@@ -24,12 +24,14 @@ import argparse
 import dataclasses
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
 EXIT_KEYBOARD = 130
+INTERRUPTED_MESSAGE = "interrupted; run the same command again to resume from the last checkpoint"
 
 EPILOG = """examples:
   mope-jax demo                                         # no download; ~2 min on 2 CPU cores
@@ -59,6 +61,20 @@ def _int_at_least(lo: int):
 
     parse.__name__ = f"integer >= {lo}"
     return parse
+
+
+def _seed(text: str) -> int:
+    from mope_jax.config import SEED_MAX
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= v <= SEED_MAX:
+        raise argparse.ArgumentTypeError(
+            f"{v}: seeds are integers in [0, {SEED_MAX}] (jax.random.PRNGKey keeps 32 bits)"
+        )
+    return v
 
 
 def _finite_nonneg(text: str) -> float:
@@ -177,8 +193,7 @@ def cmd_eval(args) -> int:
 def cmd_sample(args) -> int:
     import jax
 
-    from mope_jax.data import load_corpus
-    from mope_jax.train import generate, load_run
+    from mope_jax.train import generate, load_run, sampling_corpus
 
     cfg, state, meta = load_run(args.run_dir)
     if args.top_k > cfg.model.vocab_size:
@@ -188,7 +203,7 @@ def cmd_sample(args) -> int:
             f"--top-k {args.top_k} is larger than the vocabulary ({cfg.model.vocab_size}); "
             "use 0 (no cut) or a smaller k"
         )
-    corpus = load_corpus(cfg.data, cfg.model.block_size)
+    corpus = sampling_corpus(cfg, meta)
     prompt = (
         args.prompt
         if args.prompt is not None
@@ -208,16 +223,27 @@ def cmd_sample(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from mope_jax.config import SEED_MAX
     from mope_jax.errors import ConfigError
-    from mope_jax.sweep import sweep
+    from mope_jax.sweep import grid_key, sweep
 
     cfg = build_config(args)
+    last = args.first_seed + args.seeds - 1
+    if last > SEED_MAX:
+        raise ConfigError(
+            f"--first-seed {args.first_seed} --seeds {args.seeds} reaches seed {last}; seeds "
+            f"are integers in [0, {SEED_MAX}], so use --first-seed {SEED_MAX - args.seeds + 1} "
+            "or less"
+        )
+    from mope_jax.sweep import check_memory
+
+    check_memory(cfg, args.seeds, args.strategy, args.data_parallel)  # before the seed list
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     run_dir = (
         Path(args.run_dir) if args.run_dir else Path("runs") / f"sweep-{cfg.name.replace('/', '-')}"
     )
     print(f"sweep dir: {run_dir}  (config: {cfg.name}, seeds {seeds}, strategy {args.strategy})")
-    grid = {}
+    grid, given = {}, {}
     for item in args.grid or []:
         key, _, values = item.partition("=")
         if not values:
@@ -228,6 +254,13 @@ def cmd_sweep(args) -> int:
             raise ConfigError(
                 f"--grid {item!r}: values must be numbers, e.g. train.lr=1e-3,3e-3"
             ) from None
+        name = grid_key(key)
+        if name in given:
+            raise ConfigError(
+                f"--grid {given[name]!r} and --grid {item!r} sweep the same field; give its "
+                "values once, comma-separated (--grid train.lr=1e-3,3e-3)"
+            )
+        given[name] = item
     res = sweep(
         cfg,
         seeds,
@@ -368,7 +401,14 @@ def cmd_campaign(args) -> int:
 
     root = campaign.find_root(args.root)
     exp = campaign.load_experiment(args.experiment, root)
-    rows = [r for r in (args.rows or "").split(",") if r] or None
+    rows = [r.strip() for r in (args.rows or "").split(",") if r.strip()] or None
+    if args.rows is not None and rows is None:
+        from mope_jax.errors import UsageError
+
+        raise UsageError(
+            f"--rows {args.rows!r} names no row; give row names, e.g. --rows "
+            f"{','.join(r.name for r in exp.rows[:2])}, or leave --rows out for every row"
+        )
     opts = dict(rows=rows, seeds=args.seeds, corpus=args.corpus)
     if args.action == "status":
         scales = [args.scale] if args.scale else [s.name for s in exp.scales]
@@ -506,7 +546,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="evaluate a checkpoint on its corpus (or on --data)")
     p.add_argument("--run-dir", required=True, type=_nonempty)
     p.add_argument(
-        "--data", default=None, type=_nonempty, help="another corpus (its vocabulary must match)"
+        "--data",
+        default=None,
+        type=_nonempty,
+        help="the run's corpus where it is now (a moved file; checked against its sha256)",
     )
     p.add_argument("--tfds-manual-dir", default=None)
     p.add_argument("--batches", type=_int_at_least(1), default=None, help="eval batches per split")
@@ -518,13 +561,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", type=_int_at_least(1), default=200)
     p.add_argument("--temperature", type=_finite_nonneg, default=0.8, help="0 = greedy")
     p.add_argument("--top-k", type=_int_at_least(0), default=0)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_seed, default=0)
     p.set_defaults(func=cmd_sample)
 
     p = sub.add_parser("sweep", help="train several seeds of one config as one program")
     _add_config_args(p)
     p.add_argument("--seeds", type=_int_at_least(1), default=4, help="number of seeds (default 4)")
-    p.add_argument("--first-seed", type=_int_at_least(0), default=0)
+    p.add_argument("--first-seed", type=_seed, default=0, help="default 0")
     p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
     p.add_argument(
         "--data-parallel",
@@ -741,20 +784,40 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_absl()
     from mope_jax import provenance  # noqa: F401  importing it reads the commit this process runs
     from mope_jax.errors import MopeError
+    from mope_jax.loop import CtrlC
 
+    # Ctrl-C never unwinds the process while JAX works (a segfault at exit, issue 43): inside
+    # the training loop it saves at the next chunk boundary, anywhere else it exits at once
+    ctrl_c = CtrlC(INTERRUPTED_MESSAGE, EXIT_KEYBOARD)
     try:
-        return args.func(args)
+        old = signal.signal(signal.SIGINT, ctrl_c)
+    except ValueError:  # not the main thread: Python's own handling
+        old = None
+    try:
+        code = args.func(args)
+        if ctrl_c.seen:  # stopped by Ctrl-C after saving
+            print(INTERRUPTED_MESSAGE, file=sys.stderr)
+            return EXIT_KEYBOARD
+        return code
     except (
         MopeError
     ) as e:  # bad input or files: one line; anything else is a bug and keeps its traceback
         print(f"error: {' '.join(str(e).split())}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print(
-            "interrupted; run the same command again to resume from the last checkpoint",
-            file=sys.stderr,
-        )
+    except Exception as e:
+        from mope_jax.memory import OOM_HINT, is_out_of_memory
+
+        if not is_out_of_memory(e):
+            raise
+        # what the estimate (mope_jax.memory) did not foresee: one line, not a traceback
+        print(f"error: out of memory ({type(e).__name__}); {OOM_HINT}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # raised by the code itself (the handler above never raises)
+        print(INTERRUPTED_MESSAGE, file=sys.stderr)
         return EXIT_KEYBOARD
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,21 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 import types
 import typing
 from dataclasses import dataclass, field
 from typing import Any
 
 from mope_jax.errors import ConfigError
+
+# ``jax.random.PRNGKey`` keeps the low 32 bits of a seed (without x64): 2**32 gives the key of
+# 0 and -1 that of 2**32 - 1, and a seed beyond 64 bits overflows. Seeds are integers in
+# [0, SEED_MAX], so that two seeds are always two keys.
+SEED_MAX = 2**32 - 1
+# DataConfig fields that say where a corpus lives on this machine, not what it is: a run is
+# checked against its corpus's digest instead (a moved corpus keeps its runs and records valid).
+LOCATION_FIELDS = ("path", "tfds_data_dir", "tfds_manual_dir")
 
 
 @dataclass(frozen=True)
@@ -228,6 +237,13 @@ class Config:
         )
 
 
+def without_location(cfg: Config) -> Config:
+    """``cfg`` with the corpus's location fields (LOCATION_FIELDS) blanked: what a run is."""
+    return dataclasses.replace(
+        cfg, data=dataclasses.replace(cfg.data, **{k: "" for k in LOCATION_FIELDS})
+    )
+
+
 def _build(kind, d: dict[str, Any]):
     names = {f.name: f for f in dataclasses.fields(kind)}
     unknown = set(d) - set(names)
@@ -416,6 +432,13 @@ def validate(cfg: Config) -> None:
     )
     _need(d.num_tokens >= 1, "data.num_tokens", d.num_tokens, "it must be at least 1")
 
+    _need(
+        isinstance(t.seed, numbers.Integral) and 0 <= t.seed <= SEED_MAX,
+        "train.seed",
+        t.seed,
+        f"seeds are integers in [0, {SEED_MAX}] (jax.random.PRNGKey keeps 32 bits, so another "
+        "value would repeat the key of a seed in that range)",
+    )
     for key in (
         "batch_size",
         "max_steps",

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from mope_jax.config import Config
+from mope_jax.config import Config, without_location
 from mope_jax.data import Corpus, check_vocab
 from mope_jax.errors import TrainingError
 from mope_jax.rundir import atomic_write_text, read_jsonl, read_record, truncate_jsonl
@@ -92,8 +92,8 @@ class Outcome:
     step: int
     records: list[dict[str, Any]]
     wall_s: float
-    interrupted: bool  # stopped before max_steps (stop_after, SIGTERM)
-    sigterm: bool
+    interrupted: bool  # stopped before max_steps (stop_after, SIGTERM, the CLI's Ctrl-C)
+    sigterm: bool  # stopped by SIGTERM or the CLI's Ctrl-C (CtrlC), after saving
 
 
 # --------------------------------------------------------------------------- the chunk grid
@@ -148,11 +148,23 @@ def non_finite_message(what: str, run_dir: Path, last_good: int | None) -> str:
 def check_resumable(
     saved: dict[str, Any], cfg: Config, corpus: Corpus, run_dir: Path, *, what: str = "a run"
 ) -> None:
-    """Before any array is restored: the checkpoint's config, corpus digest and vocabulary are
-    this run's (a changed model would otherwise fail deep inside Orbax's structure check)."""
-    old = Config.from_dict(saved["config"])
-    if old != cfg:
-        a, b = old.to_dict(), cfg.to_dict()
+    """Before any array is restored: the checkpoint is of this kind (one run, or a sweep),
+    its config (the corpus's location aside: a moved corpus is checked by its digest), corpus
+    digest and vocabulary are this run's (a changed model would otherwise fail deep inside
+    Orbax's structure check)."""
+    if ("runs" in saved) != (what == "a sweep"):
+        if "runs" in saved:
+            raise TrainingError(
+                f"{run_dir} holds a sweep of {len(saved['runs'])} runs, not one run (mope-jax "
+                f"sweep --run-dir {run_dir} resumes it); give train another --run-dir"
+            )
+        raise TrainingError(
+            f"{run_dir} holds one run made by mope-jax train, not a sweep; give the sweep "
+            "another --run-dir"
+        )
+    old, new = without_location(Config.from_dict(saved["config"])), without_location(cfg)
+    if old != new:
+        a, b = old.to_dict(), new.to_dict()
         diff = [
             f"{s}.{k}: {a[s][k]!r} -> {b[s][k]!r}"
             for s in ("model", "data", "train")
@@ -172,18 +184,70 @@ def check_resumable(
     check_vocab(corpus.vocab, tuple(saved["vocab"]))
 
 
+class CtrlC:
+    """A SIGINT handler for a process that must not unwind while JAX or Orbax works (the CLI's).
+
+    Python turns Ctrl-C into a ``KeyboardInterrupt`` raised wherever the main thread is, e.g.
+    inside a jax dispatch or a garbage-collector callback of XLA's; the process then unwinds
+    and exits while XLA's threads still run the dispatched chunk (or compile), and the
+    interpreter's teardown frees what they use: a segmentation fault (issue 43), a swallowed
+    Ctrl-C (the exception is "ignored" in the callback) or an asyncio traceback. This handler
+    never raises:
+
+    * inside the chunk loop (a :class:`SigtermFlag` is active), the first Ctrl-C is a flag,
+      like SIGTERM: the loop saves at the next chunk boundary and returns (``seen`` is True);
+    * anywhere else, or a second Ctrl-C while the loop finishes its chunk, it prints
+      ``message`` to stderr and ends the process with ``os._exit(code)``, no teardown. That
+      is exactly as safe as a SIGKILL at that moment, which a run directory is built to
+      survive (checkpoints and records are written atomically, metrics are cut back to the
+      checkpoint on resume, the flock goes with the process); outside the loop nothing is
+      being saved.
+    """
+
+    def __init__(self, message: str, code: int):
+        self.message, self.code = message, code
+        self.seen = False
+        self.loop: SigtermFlag | None = None
+
+    def __call__(self, signum, frame):
+        if self.loop is not None and not self.seen:
+            self.seen = True
+            self.loop.set = self.loop.sigint = True
+            return
+        self.seen = True
+        self.exit_now()
+
+    def exit_now(self) -> None:
+        import os
+        import sys
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001  (e.g. a reentrant call: the signal came mid-print)
+                pass
+        os.write(2, (self.message + "\n").encode())
+        os._exit(self.code)
+
+
 class SigtermFlag:
-    """Turns SIGTERM into a flag checked between chunks (then: save, return)."""
+    """Turns SIGTERM into a flag checked between chunks (then: save, return); Ctrl-C too while
+    the process's SIGINT handler is a :class:`CtrlC` (the CLI's; ``sigint`` then says so)."""
 
     def __init__(self):
         self.set = False
+        self.sigint = False
         self._old = None
+        self._ctrl_c: CtrlC | None = None
 
     def __enter__(self):
         try:
             self._old = signal.signal(signal.SIGTERM, self._handler)
         except ValueError:  # not the main thread (e.g. some notebook runners)
             self._old = None
+        handler = signal.getsignal(signal.SIGINT)
+        if isinstance(handler, CtrlC):
+            self._ctrl_c, handler.loop = handler, self
         return self
 
     def _handler(self, signum, frame):
@@ -192,6 +256,8 @@ class SigtermFlag:
     def __exit__(self, *exc):
         if self._old is not None:
             signal.signal(signal.SIGTERM, self._old)
+        if self._ctrl_c is not None:
+            self._ctrl_c.loop = None
 
 
 def record_hook(path: Path) -> None:
@@ -230,6 +296,17 @@ def resume_or_init(
     for d in run_dirs:
         if primary:
             truncate_jsonl(d / "metrics.jsonl", last_good)
+            # a line is appended before every save, so the log reaches the checkpoint's step;
+            # earlier evals cannot be rebuilt (older checkpoints are gone): refuse, not guess
+            logged = read_jsonl(d / "metrics.jsonl")
+            end = logged[-1].get("step", 0) if logged else 0
+            if end < last_good:
+                ckpt.close()
+                raise TrainingError(
+                    f"{d / 'metrics.jsonl'} ends at step {end} but the checkpoint is at step "
+                    f"{last_good}: lines are missing, so the curve and best val loss would be "
+                    "wrong; restore that file, or start a new --run-dir"
+                )
     log(f"resuming {run_dir} from step {last_good}")
     return states, last_good
 
@@ -335,7 +412,8 @@ def drive(
             if sigterm.set:
                 sigterm_stop = True
                 log(
-                    f"SIGTERM: saved step {step} in {run_dir}; run the same command again to resume"
+                    f"{'Ctrl-C' if sigterm.sigint else 'SIGTERM'}: saved step {step} in "
+                    f"{run_dir}; run the same command again to resume"
                 )
                 break
     if bar is not None:

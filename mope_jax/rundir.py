@@ -102,6 +102,19 @@ def make_run_dir(run_dir: Path) -> None:
         raise TrainingError(f"run dir {run_dir} is not writable; give a writable --run-dir")
 
 
+def unwritable(folder: str | Path) -> str | None:
+    """Why files cannot be written in ``folder`` (made when missing, with its parents), or
+    None: judged on the folder, or on its nearest existing parent."""
+    p = Path(folder)
+    while not p.exists() and p.parent != p:
+        p = p.parent
+    if not p.is_dir():
+        return f"{p} is a file, not a folder"
+    if not os.access(p, os.W_OK | os.X_OK):
+        return f"{p} is not writable"
+    return None
+
+
 @contextlib.contextmanager
 def environment_errors(run_dir: Path):
     """Inside: a full disk or a refused write (permissions, read-only file system) becomes one

@@ -36,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
 
+from mope_jax import memory
 from mope_jax.config import Config
 from mope_jax.errors import TrainingError
 from mope_jax.loop import (
@@ -74,6 +75,17 @@ def choose_strategy(num_seeds: int, strategy: str = "auto", data_parallel: int =
     return "map" if jax.default_backend() == "cpu" else "vmap"
 
 
+def _slots(strategy: str, data_parallel: int) -> int:
+    """How many device slots the runs are split over (strategy shard), for the memory check."""
+    return max(1, jax.device_count() // data_parallel) if strategy == "shard" else 1
+
+
+def check_memory(cfg: Config, runs: int, strategy: str = "auto", data_parallel: int = 1) -> None:
+    """ConfigError when ``runs`` runs of ``cfg`` cannot fit in memory (mope_jax.memory)."""
+    strategy = choose_strategy(runs, strategy, data_parallel)
+    memory.check_training(cfg, runs, strategy=strategy, slots=_slots(strategy, data_parallel))
+
+
 def seed_mesh(data_parallel: int = 1) -> jax.sharding.Mesh:
     """A mesh over every device (all processes under jax.distributed): axis 'seed', or
     ('seed', 'data') with ``data_parallel`` devices per seed slot sharing each batch."""
@@ -89,17 +101,31 @@ def seed_mesh(data_parallel: int = 1) -> jax.sharding.Mesh:
     )
 
 
+def grid_key(k: str) -> str:
+    """A grid key as sweeps store it: ``train.lr`` and ``lr`` are ``lr``; ``model.X`` stays."""
+    return k if k.startswith("model.") else k.removeprefix("train.")
+
+
 def grid_runs(
     seeds: Sequence[int], grid: dict[str, Sequence[float]] | None
 ) -> list[tuple[dict[str, float], int]]:
     """Every (grid point, seed) of a sweep: the product of the grid's values, each with every
     seed. Train keys (``train.lr``; the prefix may be left out) must be among ``GRID_FIELDS``;
-    model keys (``model.filter_init_bin``) are checked by :func:`check_model_grid`."""
-
-    def key(k: str) -> str:
-        return k if k.startswith("model.") else k.removeprefix("train.")
-
-    grid = {key(k): [float(v) for v in vs] for k, vs in (grid or {}).items()}
+    model keys (``model.filter_init_bin``) are checked by :func:`check_model_grid`. A field
+    named twice, or a value repeated, is refused: it would train one run twice and count it
+    as two seeds."""
+    names = [grid_key(k) for k in grid or {}]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise TrainingError(f"grid names {twice} twice; give each field's values once")
+    grid = {grid_key(k): [float(v) for v in vs] for k, vs in (grid or {}).items()}
+    for k, vs in grid.items():
+        dup = sorted({f"{v:g}" for v in vs if vs.count(v) > 1})
+        if dup:
+            raise TrainingError(
+                f"grid {k}={','.join(f'{v:g}' for v in vs)} repeats {', '.join(dup)}: one run "
+                "would be trained twice and counted as two; give each value once"
+            )
     bad = sorted(k for k in grid if not k.startswith("model.") and k not in GRID_FIELDS)
     if bad:
         raise TrainingError(
@@ -388,6 +414,7 @@ def sweep(
     if len(set(seeds)) != len(seeds) or not seeds:
         raise TrainingError(f"seeds must be distinct and non-empty, got {seeds}")
     check_causal(cfg)
+    check_memory(cfg, len(grid_runs(seeds, grid)), strategy, data_parallel)  # issue 43
     cfg, corpus = prepare(cfg)
     t = cfg.train
     boundaries(t)
@@ -482,11 +509,11 @@ def _sweep_locked(
         d.mkdir(parents=True, exist_ok=True)
 
     def check(saved_meta):  # before any array is restored
+        check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
         if saved_meta.get("runs") != json.loads(json.dumps(meta["runs"])):
             raise TrainingError(
                 f"{run_dir} holds a sweep with other seeds or grid; use a new --run-dir"
             )
-        check_resumable(saved_meta, cfg, corpus, run_dir, what="a sweep")
         if saved_meta.get("init_from") != meta.get("init_from"):
             raise TrainingError(
                 f"{run_dir} started from {saved_meta.get('init_from') or 'the initialisation'}, "

@@ -24,6 +24,8 @@ of records in :mod:`mope_jax.provenance`.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -37,10 +39,11 @@ import optax
 
 from mope_jax.attention import registry
 from mope_jax import hparams as hparams_collection
-from mope_jax.config import Config
+from mope_jax import memory
+from mope_jax.config import Config, ModelConfig, without_location
 from mope_jax.data import Corpus, DataError, check_vocab, load_corpus
 from mope_jax.data.batches import sample_batch
-from mope_jax.errors import CheckpointError, TrainingError
+from mope_jax.errors import CheckpointError, ConfigError, TrainingError
 from mope_jax.loop import (
     Hooks,
     Program,
@@ -54,7 +57,13 @@ from mope_jax.model import GPT, count_params, cross_entropy, init_params
 from mope_jax.optim import GRID_FIELDS, lr_schedule, make_optimizer, unit_schedule
 from mope_jax.perf import fast_cpu_threefry
 from mope_jax.provenance import environment
-from mope_jax.rundir import RunLock, atomic_write_text, environment_errors, make_run_dir
+from mope_jax.rundir import (
+    RunLock,
+    atomic_write_text,
+    environment_errors,
+    make_run_dir,
+    read_record,
+)
 from mope_jax.typing import Array, Params, PRNGKey
 
 # re-exported: the optimiser, provenance and records used to live here
@@ -77,6 +86,8 @@ __all__ = [
     "prepare",
     "read_metrics",
     "run",
+    "sampling_corpus",
+    "stored_data",
 ]
 
 EVAL_TAG = 0x5EED
@@ -259,11 +270,30 @@ def check_causal(cfg: Config) -> None:
         )
 
 
-def prepare(cfg: Config) -> tuple[Config, Corpus]:
-    """Load the corpus and fit the model's vocabulary to it."""
-    corpus = load_corpus(cfg.data, cfg.model.block_size)
+def prepare(
+    cfg: Config, *, option: str = "data.path", longer: str | None = None
+) -> tuple[Config, Corpus]:
+    """Load the corpus and fit the model's vocabulary to it; a text corpus's ``data.path``
+    becomes absolute, so the run's stored config finds it from any directory (its sha256 is
+    stored with the checkpoint's corpus meta).
+
+    ``model.vocab_size``: ModelConfig's default is a placeholder the corpus's symbol count
+    replaces; a value set by hand below that count is refused (the model could not emit every
+    symbol). ``option``, ``longer``: how the command names the corpus (see ``load_corpus``).
+    """
+    corpus = load_corpus(cfg.data, cfg.model.block_size, option=option, longer=longer)
+    v = cfg.model.vocab_size
+    if v != ModelConfig.vocab_size and v < corpus.vocab_size:
+        raise ConfigError(
+            f"model.vocab_size={v} is smaller than the {corpus.vocab_size} symbols of "
+            f"{corpus.name}, so the model could not emit every symbol; leave model.vocab_size "
+            "out (it is fitted to the corpus)"
+        )
+    data = cfg.data
+    if data.source == "text" and data.path:
+        data = dataclasses.replace(data, path=str(Path(data.path).expanduser().resolve()))
     model = dataclasses.replace(cfg.model, vocab_size=corpus.vocab_size)
-    return dataclasses.replace(cfg, model=model), corpus
+    return dataclasses.replace(cfg, model=model, data=data), corpus
 
 
 @dataclass
@@ -294,8 +324,14 @@ def run(
     ``mope_jax.loop.NO_HOOKS`` for none).
     """
     check_causal(cfg)
+    memory.check_training(cfg)  # before anything is allocated (issue 43)
     cfg, corpus = prepare(cfg)
     run_dir = Path(run_dir)
+    done = _finished_read_only(cfg, run_dir)
+    if done is not None:  # nothing to write: its record is the answer
+        log(f"{run_dir} is read-only and holds this run, finished: reporting its record")
+        _, state, _ = load_run(run_dir)
+        return RunResult(run_dir, cfg, state, done)
     make_run_dir(run_dir)
     with RunLock(run_dir, jax.process_index()), environment_errors(run_dir):
         return _run_locked(
@@ -307,6 +343,19 @@ def run(
             hooks=default_hooks() if hooks is None else hooks,
             log=log,
         )
+
+
+def _finished_read_only(cfg: Config, run_dir: Path) -> dict[str, Any] | None:
+    """The record of ``run_dir`` when that folder cannot be written but holds this run (same
+    config, the corpus's location aside), finished; else None."""
+    if not run_dir.is_dir() or os.access(run_dir, os.W_OK | os.X_OK):
+        return None
+    rec = read_record(run_dir / "final.json")
+    try:
+        same = without_location(Config.from_dict(rec["config"])) == without_location(cfg)
+    except (KeyError, TypeError, ValueError):  # no record, or not one of a run
+        return None
+    return rec if same and rec.get("steps") == cfg.train.max_steps else None
 
 
 def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_after, hooks, log):
@@ -371,20 +420,41 @@ def load_run(
     from mope_jax.checkpoint import Checkpointer
 
     path = Path(run_dir) / "checkpoints"
-    if not path.is_dir() or not any(p.name.isdigit() for p in path.iterdir()):
+    if not _has_checkpoints(Path(run_dir)):
+        sweep = next((d for d in Path(run_dir).parents[:2] if _has_checkpoints(d)), None)
+        if sweep is not None and re.fullmatch(r"seed\d+", Path(run_dir).name):
+            raise CheckpointError(
+                f"{run_dir} is one run of the sweep in {sweep}, whose one checkpoint holds all "
+                "its runs; eval and sample read a run trained alone (mope-jax train): give its "
+                f"folder as --run-dir ({run_dir}/final.json is this seed's record)"
+            )
         raise CheckpointError(
             f"{run_dir} has no checkpoints; train first: mope-jax train --run-dir {run_dir}"
         )
+
+    def abstract(meta):  # before any array is read
+        if "runs" in meta:
+            seeds = ", ".join(str(s) for s in meta.get("seeds", []))
+            raise CheckpointError(
+                f"{run_dir} holds a sweep of {len(meta['runs'])} runs (seeds {seeds}), one "
+                "checkpoint for all of them; eval and sample read a run trained alone (mope-jax "
+                f"train): give its folder as --run-dir (the sweep's records: "
+                f"{run_dir}/seed<s>/final.json)"
+            )
+        return _abstract_state(Config.from_dict(meta["config"]))
+
     with Checkpointer(path, read_only=True) as ckpt:
         if step is not None:
             meta = ckpt.read_meta(step)
-            cfg = Config.from_dict(meta["config"])
-            state, meta = ckpt.restore(_abstract_state(cfg), step, meta=meta)
-            return cfg, state, meta
-        _, state, meta = ckpt.restore_intact(
-            lambda meta: _abstract_state(Config.from_dict(meta["config"])), log=_warn
-        )
+            state, meta = ckpt.restore(abstract(meta), step, meta=meta)
+            return Config.from_dict(meta["config"]), state, meta
+        _, state, meta = ckpt.restore_intact(abstract, log=_warn)
     return Config.from_dict(meta["config"]), state, meta
+
+
+def _has_checkpoints(run_dir: Path) -> bool:
+    path = run_dir / "checkpoints"
+    return path.is_dir() and any(p.name.isdigit() for p in path.iterdir())
 
 
 def _abstract_state(cfg: Config):
@@ -397,21 +467,87 @@ def _warn(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
+def stored_data(cfg: Config, meta: dict[str, Any]):
+    """The run's DataConfig, its text corpus where the checkpoint says it was read (an
+    absolute path, also for runs whose config kept the path as typed)."""
+    path = (meta.get("corpus") or {}).get("path")
+    if cfg.data.source == "text" and path:
+        return dataclasses.replace(cfg.data, path=path)
+    return cfg.data
+
+
+def _sha(corpus_meta: dict[str, Any] | None) -> str | None:
+    return (corpus_meta or {}).get("sha256")
+
+
 def evaluate_run(
     run_dir: str | Path, cfg_data=None, *, batches: int | None = None
 ) -> dict[str, float]:
-    """Evaluate a checkpoint on its own corpus (or ``cfg_data``, checked against its vocab)."""
+    """Evaluate a checkpoint on its own corpus, or on ``cfg_data`` (``eval --data``: the same
+    corpus elsewhere, checked against the sha256 stored with the checkpoint, else against its
+    vocabulary)."""
     cfg, state, meta = load_run(run_dir)
-    if cfg_data is not None:
-        cfg = dataclasses.replace(cfg, data=cfg_data)
+    stored = _sha(meta.get("corpus"))
+    if cfg_data is None:
+        cfg_data = stored_data(cfg, meta)
+        if cfg_data.source == "text" and not Path(cfg_data.path).is_file():
+            digest = f" (checked against its sha256 {stored[:12]}...)" if stored else ""
+            raise DataError(
+                f"the corpus this run was trained on, {cfg_data.path}, is gone (moved or "
+                f"deleted); point eval at it with --data PATH{digest}"
+            )
+    cfg = dataclasses.replace(cfg, data=cfg_data)
     if batches is not None:
         cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, eval_batches=batches))
-    corpus = load_corpus(cfg.data, cfg.model.block_size)
+    memory.check(memory.evaluation(cfg), "eval")
+    corpus = load_corpus(
+        cfg.data,
+        cfg.model.block_size,
+        option="--data",
+        longer="give --data the corpus this run was trained on",
+    )
+    new = _sha(corpus.meta)
+    if stored and new and new != stored:
+        raise DataError(
+            f"{corpus.name} (sha256 {new[:12]}...) is not the corpus this run was trained on "
+            f"(sha256 {stored[:12]}...); give --data the file it was trained on, wherever it "
+            "is now"
+        )
     check_vocab(corpus.vocab, tuple(meta["vocab"]))
     ev = jax.jit(make_train(cfg).evaluate)(
         state, jnp.asarray(corpus.train), jnp.asarray(corpus.val)
     )
     return {k: float(v) for k, v in ev.items()} | {"step": int(state.step)}
+
+
+def sampling_corpus(
+    cfg: Config, meta: dict[str, Any], log: Callable[[str], None] = _warn
+) -> Corpus:
+    """What ``sample`` encodes prompts and decodes tokens with: the run's corpus when it is
+    still there and unchanged (the default prompt comes from its val split), else the
+    checkpoint's vocabulary alone (the model needs nothing more)."""
+    vocab = tuple(meta["vocab"])
+    data = stored_data(cfg, meta)
+    try:
+        corpus = load_corpus(data, cfg.model.block_size)
+        if _sha(meta.get("corpus")) in (None, _sha(corpus.meta)):
+            check_vocab(corpus.vocab, vocab)
+            return corpus
+    except DataError:
+        pass
+    where = data.path if data.source == "text" else data.source
+    log(
+        f"note: the corpus this run was trained on ({where}) is not here as it was; sampling "
+        f"with the checkpoint's vocabulary alone ({len(vocab)} symbols)"
+    )
+    return Corpus(
+        name=data.source,
+        train=np.zeros((0,), np.int32),
+        val=np.zeros((0,), np.int32),
+        vocab=vocab,
+        meta=dict(meta.get("corpus") or {}),
+        separator=" " if data.source == "blocks" else "",  # token names, as load_corpus's
+    )
 
 
 def generate(

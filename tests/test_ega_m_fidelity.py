@@ -196,19 +196,6 @@ def test_per_head_energies_are_the_shared_ones_head_by_head():
 # --------------------------------------------------------------------------- ours, kept
 
 
-def _shared_params(seed=0):
-    r = np.random.default_rng(seed)
-    omega = np.array([1.2, 0.8, 0.3, 0.15])
-    sigma = np.array([3.0, 9.0, 12.0, 45.0])  # products 3.6 (< 5), 7.2, 3.6 (< 5), 6.75
-    return dict(
-        log_omega=np.log(omega),
-        log_sigma=np.log(sigma),
-        alpha=r.uniform(0.5, 3.0, 4),
-        tau=r.normal(0, 0.5, 4),
-        scale_w=r.normal(0, 1.0, 4),
-    )
-
-
 @pytest.mark.parametrize("name", ["ega-m-shared", "ega-m-shared-prefix"])
 def test_ega_m_shared_is_the_old_computation(name):
     """ega-m-shared*: one (4,) set per layer, tap j on lag j, against the frozen reference of
@@ -216,7 +203,7 @@ def test_ega_m_shared_is_the_old_computation(name):
     mod = registry.get("attn_bias", name).build(ModelConfig(n_head=H, n_embd=E))
     assert (mod.per_head, mod.tap_order) == (False, "lag")
     znorm = "prefix" if name.endswith("prefix") else "full"
-    p64 = _shared_params()
+    p64 = old.ega_m_example_params()
     xn = _xn(seed=2)
     got = _apply(mod, p64, xn)
     assert got.shape == (2, 1, 1 if znorm == "full" else 40, 40)  # one gate for every head
@@ -229,7 +216,7 @@ def test_ega_m_shared_is_the_old_computation(name):
 def _mismatch(znorm, seed=0):
     """max |log g| difference between ``ega-m`` (every head given the same (4,) set) and the
     frozen reference of the old definition (shared, tap j on lag j)."""
-    p64 = _shared_params(seed)
+    p64 = old.ega_m_example_params(seed)
     per_head = {k: np.broadcast_to(v, (H, 4)) for k, v in p64.items()}
     xn = _xn(seed=2)
     got = _apply(EnergyGateMorlet(znorm, n_head=H), per_head, xn)  # (B,H,T',S)
@@ -249,7 +236,7 @@ def test_the_old_definition_is_not_the_authors(znorm):
     definition misses ega-m by orders of magnitude more than the 1e-5 tolerance, and the
     authors' reference misses ega-m-shared likewise."""
     assert _mismatch(znorm) > 0.05
-    p64 = _shared_params()
+    p64 = old.ega_m_example_params()
     xn = _xn(seed=2)
     shared = _apply(EnergyGateMorlet(znorm, per_head=False, tap_order="lag"), p64, xn)
     want = _authors({k: v[None] for k, v in p64.items()}, xn[0], znorm)[0]  # (T',S)

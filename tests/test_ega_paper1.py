@@ -202,25 +202,10 @@ def _shared(znorm="full", **kw):
     return EnergyGateMorlet(znorm, per_head=False, tap_order="lag", **kw)
 
 
-def _ega_m_params(seed=0):
-    """log_omega/log_sigma with the clamp active for filters 0 and 2 and not for 1 and 3,
-    every raw product at least 10% away from the bound (central differences stay on one side)."""
-    r = np.random.default_rng(seed)
-    omega = np.array([1.2, 0.8, 0.3, 0.15])
-    sigma = np.array([3.0, 9.0, 12.0, 45.0])  # products 3.6 (< 5), 7.2, 3.6 (< 5), 6.75
-    return dict(
-        log_omega=np.log(omega),
-        log_sigma=np.log(sigma),
-        alpha=r.uniform(0.5, 3.0, 4),
-        tau=r.normal(0, 0.5, 4),
-        scale_w=r.normal(0, 1.0, 4),
-    )
-
-
 @pytest.mark.parametrize("znorm", ["full", "prefix"])
 @pytest.mark.parametrize("constraint", ["clamp", "none"])
 def test_ega_m_matches_float64_reference(znorm, constraint):
-    p64 = _ega_m_params()
+    p64 = ref.ega_m_example_params()
     xn = _xn(t=40)  # longer than the longest filter (31 taps)
     p32 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), p64)
     mod = _shared(znorm, constraint=constraint)
@@ -249,7 +234,7 @@ def test_ega_m_matches_float64_reference(znorm, constraint):
 @pytest.mark.parametrize("znorm", ["full", "prefix"])
 def test_ega_m_gradients_match_central_differences(znorm):
     """Including the clamp: while omega sigma < 5, log_omega gets no gradient (filters 0, 2)."""
-    p64 = _ega_m_params(seed=1)
+    p64 = ref.ega_m_example_params(seed=1)
     t = 36
     xn = _xn(seed=4, t=t)[0]
     valid = _valid(znorm, t)
@@ -306,7 +291,7 @@ def test_ega_m_init_and_bound():
             np.testing.assert_array_equal(p["scale_w"], 0.0)
     # the bound is the traced mope_bound inside a training step (sweeps grid it), as MOPE's:
     # the step supplies it in the hparams collection
-    p = {k: jnp.asarray(v, jnp.float32) for k, v in _ega_m_params().items()}
+    p = {k: jnp.asarray(v, jnp.float32) for k, v in ref.ega_m_example_params().items()}
     mod = _shared("full")
     got = mod.apply({"params": p, "hparams": {"mope_bound": jnp.asarray(7.0)}}, xn, pos).log_gate
     want = np.log(

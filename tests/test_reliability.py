@@ -22,7 +22,7 @@ import pytest
 
 import mope_jax.loop as loop_mod
 from mope_jax.checkpoint import DIGEST_KEY, SKIPPED_DIR, Checkpointer
-from mope_jax.cli import EXIT_INTERRUPTED, main
+from mope_jax.cli import EXIT_INTERRUPTED, EXIT_KEYBOARD, INTERRUPTED_MESSAGE, main
 from mope_jax.config import apply_overrides
 from mope_jax.errors import CheckpointError, RunLockedError, TrainingError
 from mope_jax.presets import get_preset
@@ -424,3 +424,69 @@ def test_disk_full_while_writing_metrics_is_one_line(tmp_path, monkeypatch, full
     monkeypatch.setattr(Path, "open", full_disk)
     with pytest.raises(TrainingError, match="disk full while writing in .*free space"):
         run(smoke(), run_dir, progress=False, log=lambda m: None)
+
+
+# --------------------------------------------------------------------------- Ctrl-C (issue 43)
+
+
+def _train_until_interrupted(tmp_path, when: str, delay: float = 0.0):
+    """``mope-jax train`` in a subprocess, SIGINT ``delay`` s after ``when``: "start" (the run
+    dir line: corpus, compilation of init and the first chunk are ahead) or "chunk" (the first
+    metrics line: inside the chunk loop). Returns (exit code, stderr, run dir)."""
+    import time
+
+    run_dir = tmp_path / "r"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mope_jax", "train", "--preset", "smoke", "--no-progress"]
+        + ["--run-dir", str(run_dir), "train.max_steps=100000", "train.checkpoint_interval=1000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout.readline().startswith("run dir:")
+        if when == "chunk":
+            deadline = time.monotonic() + 60
+            while (
+                not (run_dir / "metrics.jsonl").is_file()
+                or not (run_dir / "metrics.jsonl").read_text()
+            ):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.05)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err, run_dir
+
+
+def _one_interrupted_line(code: int, err: str) -> None:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == EXIT_KEYBOARD == 130, (code, err)
+    assert "Traceback" not in err and "Segmentation" not in err and "Exception" not in err, err
+    assert lines == [INTERRUPTED_MESSAGE], err
+
+
+def test_ctrl_c_before_the_loop_exits_130_with_one_line(tmp_path):
+    """SIGINT while the corpus is built and init and the first chunk compile: no segfault at
+    exit (it used to unwind while XLA worked, issue 43), exit 130, one line."""
+    _one_interrupted_line(*_train_until_interrupted(tmp_path, "start")[:2])
+
+
+def test_ctrl_c_inside_the_loop_saves_then_exits_130(tmp_path):
+    code, err, run_dir = _train_until_interrupted(tmp_path, "chunk")
+    _one_interrupted_line(code, err)
+    with Checkpointer(run_dir / "checkpoints", read_only=True) as ck:
+        assert ck.all_steps()  # saved at the chunk boundary after the Ctrl-C
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "when,delay", [("start", 0.5), ("start", 1.5), ("start", 3.0), ("chunk", 1.0)]
+)
+def test_ctrl_c_at_early_moments_exits_130(tmp_path, when, delay):
+    _one_interrupted_line(*_train_until_interrupted(tmp_path, when, delay)[:2])

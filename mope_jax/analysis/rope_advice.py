@@ -157,11 +157,22 @@ def load_tokens(spec: str, *, tfds_manual_dir: str = "") -> Tokens:
                 f"--data {spec!r}: needs {what}, K >= 1 and N >= 1; write e.g. "
                 f"--data {'blocks:B=10' if kind == 'blocks' else 'repeat:W=8'}"
             )
+        from mope_jax import memory
+
+        memory.check(  # before the stream is drawn (issue 43)
+            memory.Estimate({"the token stream": (memory.STREAM_BYTES_PER_TOKEN * n, "N")}),
+            f"--data {spec}",
+        )
         if kind == "blocks":
+            if b > n:
+                raise UsageError(
+                    f"--data {spec!r}: B={b} is longer than the stream (N={n}), so it holds no "
+                    f"whole block; write e.g. --data blocks:B={b},N={max(200_000, 2 * b)}"
+                )
             cfg = DataConfig(
                 source="blocks", block_len=b, num_symbols=k, num_tokens=n, data_seed=seed
             )
-            corpus = load_corpus(cfg, 1)
+            corpus = load_corpus(cfg, 1, longer=f"write a larger N, e.g. --data blocks:B={b}")
             return Tokens(
                 name=f"blocks:B={b}",
                 ids=np.asarray(corpus.train, np.int64),
@@ -190,7 +201,7 @@ def load_tokens(spec: str, *, tfds_manual_dir: str = "") -> Tokens:
             )
         cfg = DataConfig(source="text", path=spec)
         name = Path(spec).name
-    corpus = load_corpus(cfg, 1)
+    corpus = load_corpus(cfg, 1, option="--data", longer="give --data a longer corpus")
     return Tokens(
         name=name,
         ids=np.asarray(corpus.train, np.int64),

@@ -12,15 +12,29 @@ from pathlib import Path
 from mope_jax.config import DataConfig
 from mope_jax.data.batches import sample_batch
 from mope_jax.data.synthetic import block_copy_corpus, block_copy_optimal_loss, block_copy_stream
-from mope_jax.data.text import Corpus, DataError, _preview, char_corpus, read_text_file, sha256_text
+from mope_jax.data.text import (
+    Corpus,
+    DataError,
+    _preview,
+    char_corpus,
+    option_text,
+    read_text_file,
+    sha256_text,
+)
 from mope_jax.data.tfds_source import load_tiny_shakespeare, tiny_shakespeare_text
 
 SOURCES = ("blocks", "text", "tinyshakespeare")
 SPLITS = ("paper", "tfds")
 
 
-def load_corpus(data_cfg: DataConfig, block_size: int) -> Corpus:
+def load_corpus(
+    data_cfg: DataConfig, block_size: int, *, option: str = "data.path", longer: str | None = None
+) -> Corpus:
     """The corpus named by ``data_cfg``, checked to hold a window of block_size + 1 tokens.
+
+    option: how the command names the text file (``data.path``, ``--data``, ``--corpus``);
+    longer: the fix a too-short corpus gets, for a command that cannot change the block size
+    (default: a smaller ``model.block_size`` or a longer corpus). Both only word the messages.
 
     split "paper": first ``train_fraction`` of the characters train, the rest val, vocab from
     the whole text (nanoGPT shakespeare_char). split "tfds" (tinyshakespeare only): tfds's
@@ -53,14 +67,14 @@ def load_corpus(data_cfg: DataConfig, block_size: int) -> Corpus:
             raise DataError(
                 "data.source=text needs a file; give data.path=FILE, e.g. data.path=input.txt"
             )
-        text = read_text_file(data_cfg.path)
+        text = read_text_file(data_cfg.path, option=option)
         meta = {"source": "text", "path": str(Path(data_cfg.path).expanduser().resolve())}
         corpus = char_corpus(
             text, name=Path(data_cfg.path).name, train_fraction=data_cfg.train_fraction, meta=meta
         )
     else:
         corpus = _tiny_shakespeare_corpus(data_cfg)
-    _check_length(corpus, block_size, data_cfg)
+    _check_length(corpus, block_size, data_cfg, longer)
     return corpus
 
 
@@ -83,15 +97,23 @@ def _tiny_shakespeare_corpus(data_cfg: DataConfig) -> Corpus:
     )
 
 
-def _check_length(corpus: Corpus, block_size: int, data_cfg: DataConfig) -> None:
+def _check_length(
+    corpus: Corpus, block_size: int, data_cfg: DataConfig, longer: str | None = None
+) -> None:
     for split in ("train", "val"):
         n = len(getattr(corpus, split))
         if n < block_size + 1:
-            more = "a larger data.num_tokens" if data_cfg.source == "blocks" else "a longer corpus"
-            smaller = f"model.block_size={n - 1} or less" if n > 1 else "a smaller model.block_size"
+            if longer is None:
+                more = (
+                    "a larger data.num_tokens" if data_cfg.source == "blocks" else "a longer corpus"
+                )
+                smaller = (
+                    f"model.block_size={n - 1} or less" if n > 1 else "a smaller model.block_size"
+                )
+                longer = f"use {smaller}, or {more}"
             raise DataError(
                 f"the {split} split of {corpus.name} has {n} tokens, fewer than the "
-                f"model.block_size + 1 = {block_size + 1} a window needs; use {smaller}, or {more}"
+                f"block size + 1 = {block_size + 1} a window needs; {longer}"
             )
 
 
@@ -133,6 +155,7 @@ __all__ = [
     "check_vocab",
     "load_corpus",
     "load_tiny_shakespeare",
+    "option_text",
     "read_text_file",
     "sample_batch",
     "sha256_text",

@@ -90,6 +90,12 @@ def block_copy_corpus(data_cfg: DataConfig) -> Corpus:
     Tokens are named "0" (marker), "1".."K"; ``decode`` joins the names with spaces.
     """
     b, k = data_cfg.block_len, data_cfg.num_symbols
+    if b > data_cfg.num_tokens:  # no whole block: the copy the task is about never occurs
+        raise DataError(
+            f"data.block_len={b} is longer than the corpus (data.num_tokens="
+            f"{data_cfg.num_tokens}), so it holds no whole block to copy from; use "
+            f"data.block_len={data_cfg.num_tokens} or less, or data.num_tokens={b} or more"
+        )
     rules = {"block_len": b, "num_symbols": k}
     n_val = max(data_cfg.num_tokens // 10, _MIN_VAL_BLOCKS * b)
     train = block_copy_stream(data_cfg.num_tokens, **rules, seed=data_cfg.data_seed)

@@ -109,33 +109,52 @@ def _encode_chars(text: str, vocab: tuple[str, ...], *, name: str) -> np.ndarray
     return ids.astype(np.int32)
 
 
-def read_text_file(path: str | Path) -> str:
+def read_text_file(path: str | Path, *, option: str = "data.path") -> str:
     """The exact text of a UTF-8 file (bytes decoded, no newline translation).
 
     Raises DataError when ``path`` is missing, a directory, empty, or not UTF-8 text (a decode
     error or NUL bytes, which text never holds and binary files nearly always do).
+    ``option``: how the command names the file (``data.path``, ``--data``, ``--corpus``), so
+    the message names an option of the command that printed it.
     """
-    hint = "give a path to a UTF-8 text file, e.g. data.path=input.txt"
+    flag = option_text(option, "input.txt")
+    hint = f"give a path to a UTF-8 text file, e.g. {flag}"
     p = Path(path).expanduser()
+    given = option_text(option, path)
     if not str(path):
-        raise DataError(f"data.path is empty; {hint}")
+        raise DataError(f"{option} is empty; {hint}")
     if not p.exists():
-        raise DataError(f"data.path={path} does not exist; {hint}")
+        raise DataError(f"{given} does not exist; {hint}")
     if p.is_dir():
-        raise DataError(f"data.path={path} is a directory; {hint} inside it")
+        raise DataError(f"{given} is a directory; {hint} inside it")
+    if not p.is_file():  # /dev/zero, a FIFO, a socket: reading would never end, or block
+        raise DataError(f"{given} is not a regular file (a device, pipe or socket); {hint}")
+    from mope_jax import memory
+
+    size = p.stat().st_size
+    avail, where = memory.host_available()
+    if avail is not None and memory.TEXT_BYTES_PER_BYTE * size > avail:
+        raise DataError(
+            f"{given} is {memory.gib(size)}; reading it as characters needs about "
+            f"{memory.gib(memory.TEXT_BYTES_PER_BYTE * size)}, more than the {memory.gib(avail)} "
+            f"of memory available on this machine ({where}); give a smaller text file"
+        )
     raw = p.read_bytes()
     if not raw:
-        raise DataError(f"data.path={path} is empty; {hint} that holds some text")
+        raise DataError(f"{given} is empty; {hint} that holds some text")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise DataError(
-            f"data.path={path} is not UTF-8 text (byte {e.start} is invalid); {hint}"
-        ) from None
+        raise DataError(f"{given} is not UTF-8 text (byte {e.start} is invalid); {hint}") from None
     nul = text.find("\x00")
     if nul >= 0:
-        raise DataError(f"data.path={path} looks binary (NUL byte at offset {nul}); {hint}")
+        raise DataError(f"{given} looks binary (NUL byte at offset {nul}); {hint}")
     return text
+
+
+def option_text(option: str, value) -> str:
+    """``data.path=x`` for a config key, ``--data x`` for a command-line option."""
+    return f"{option} {value}" if option.startswith("-") else f"{option}={value}"
 
 
 def sha256_text(text: str) -> str:

@@ -135,3 +135,20 @@ def central_difference(f, x, h=1e-5):
         xm[i] -= h
         g[i] = (f(xp) - f(xm)) / (2 * h)
     return g
+
+
+def ega_m_example_params(seed=0):
+    """Example EGA-M parameters (4,) for the tests (not a definition): log_omega/log_sigma with
+    the clamp active for filters 0 and 2 and not for 1 and 3, every raw product at least 10%
+    away from the bound (central differences stay on one side); alpha, tau, scale_w drawn
+    from ``seed``."""
+    r = np.random.default_rng(seed)
+    omega = np.array([1.2, 0.8, 0.3, 0.15])
+    sigma = np.array([3.0, 9.0, 12.0, 45.0])  # products 3.6 (< 5), 7.2, 3.6 (< 5), 6.75
+    return dict(
+        log_omega=np.log(omega),
+        log_sigma=np.log(sigma),
+        alpha=r.uniform(0.5, 3.0, 4),
+        tau=r.normal(0, 0.5, 4),
+        scale_w=r.normal(0, 1.0, 4),
+    )

@@ -316,8 +316,9 @@ def _law_judge(exp: Experiment, by_scale: dict, task: str = "copy"):
     """B1 (task "copy") and B1r (task "repeat"), 'theta* = c / W with c ~ 3.02 (theory pi)',
     judged on that task at scale ``learned`` over the runs that learned the copy (at least 5
     runs at 3 or more W): reproduced if the free slope's 95% interval holds 1 and the
-    slope-free c's 95% interval meets [3.02, pi]; not reproduced otherwise. The runs that did
-    not learn are counted."""
+    slope-free c's 95% interval meets [3.02, pi]; contradicted otherwise (a claim of a value:
+    an interval that excludes the law's slope 1 or the paper's c excludes the law). The runs
+    that did not learn are counted."""
     from mope_jax import claims as cl
 
     recs = [r for r in by_scale.get("learned", []) if r.get("analysis")]
@@ -336,7 +337,7 @@ def _law_judge(exp: Experiment, by_scale: dict, task: str = "copy"):
     )
     rows = "copy-B*" if task == "copy" else "repeat-W*"
     return cl.Verdict(
-        "reproduced" if slope_ok and c_ok else "not reproduced",
+        "reproduced" if slope_ok and c_ok else "contradicted",
         evidence,
         f"{rows}: declared causal (RoPE)",
     )

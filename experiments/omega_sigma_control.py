@@ -158,6 +158,8 @@ def cell_row(model: str, wd: str, init: str, constraint: str) -> Row:
 
 ROWS = tuple(cell_row(m, *c) for m in MODELS for c in CELLS)
 BASELINE = row_name("mope", "on", "boundary", "clamp")
+
+
 def cell_rows(model: str) -> tuple[str, ...]:
     """The 12 cells' row names of ``model`` ("mope" or "ega-m"), in grid order."""
     return tuple(row_name(model, *c) for c in CELLS)
@@ -292,8 +294,9 @@ def boundary_fractions(records: list[dict], model: str = "mope") -> dict[str, fl
 def _boundary_judge(exp: Experiment, by_scale: dict, model: str) -> cl.Verdict:
     """'Every pair converges to omega sigma = 5' for ``model``'s cells: reproduced if every cell
     ends on the boundary (fraction >= 0.99); produced by the setup if the paper's setup does
-    while some cell without the clamp or without the boundary init does not (< 0.5); else not
-    reproduced (the paper's own setup leaves pairs off the boundary)."""
+    while some cell without the clamp or without the boundary init does not (< 0.5);
+    contradicted if the paper's own setup leaves pairs off the boundary (< 0.99); inconclusive
+    otherwise (the paper's setup converges, no foil clearly fails, not every cell converges)."""
     rows = cell_rows(model)
     paper = row_name(model, "on", "boundary", "clamp")
     sc = cl.decisive_scale(exp, by_scale, rows)
@@ -311,8 +314,10 @@ def _boundary_judge(exp: Experiment, by_scale: dict, model: str) -> cl.Verdict:
         verdict = "reproduced"
     elif frac[paper] >= ON and foils[lowest] < OFF:
         verdict = "produced by the setup"
+    elif frac[paper] < ON:
+        verdict = "contradicted"
     else:
-        verdict = "not reproduced"
+        verdict = "inconclusive"
     what = {"mope": "MOPE pairs", "ega-m": "EGA-M filters"}[model]
     evidence = (
         f"fraction of {what} with omega sigma = 5: paper's setup `{paper}` "

@@ -196,7 +196,8 @@ def pair_verdict(rows: dict, a: str, b: str):
 
 def _advice_judge(exp: Experiment, by_scale: dict):
     """Claim R1 from the largest non-smoke scale where both data sets have 2+ paired seeds:
-    reproduced if the advice helps on both, not reproduced otherwise."""
+    each data set's advised - base 10000 by mope_jax.claims' rule (direction -1; our tool's
+    prediction has no effect size), the two combined (mope_jax.claims.combine)."""
     from mope_jax import claims as cl
 
     for sc in reversed(exp.scales):
@@ -206,13 +207,14 @@ def _advice_judge(exp: Experiment, by_scale: dict):
         verdicts = [pair_verdict(rows, a, b) for a, b in PAIRS]
         if any(v is None for v in verdicts):
             continue
+        judged = [cl.judge_difference(t, None, -1) for _, t in verdicts]
         ev = "; ".join(
-            f"{a} - {b} {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] ({v}), n {t.n}"
-            for (a, b), (v, t) in zip(PAIRS, verdicts)
+            f"{a} - {b} {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] ({v}), n {t.n}: {jv}"
+            + (f" ({note})" if note else "")
+            for (a, b), (v, t), (jv, note) in zip(PAIRS, verdicts, judged)
         )
-        ok = all(v == "advice helps" for v, _ in verdicts)
         return cl.Verdict(
-            "reproduced" if ok else "not reproduced",
+            cl.combine([jv for jv, _ in judged]),
             f"{ev}, scale `{sc.name}`",
             "RoPE rows: declared causal",
         )

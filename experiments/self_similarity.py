@@ -474,14 +474,25 @@ def _claim_b4(analysis, payload) -> cl.Verdict:
     ):
         return cl.untested()
     got = {n: verdict(corpora[n], payload["criterion"]) for n in names}
-    ok = got[names[0]][0] == SELF_SIMILAR and got[names[1]][0] == NOT_SELF_SIMILAR
+    # mope_jax.claims' rule: each corpus's pre-registered verdict is resolved for or against
+    # the paper, or undecided (its bootstrap interval holds the criterion's threshold)
+    want = {names[0]: SELF_SIMILAR, names[1]: NOT_SELF_SIMILAR}
+    each = [
+        "reproduced" if v == want[n] else ("inconclusive" if v == UNDECIDED else "contradicted")
+        for n, (v, _) in got.items()
+    ]
     boot = corpora[names[0]]["bootstrap"]
     evidence = "; ".join(f"{n}: {v} ({why})" for n, (v, why) in got.items())
     evidence += (
         f"; block bootstrap ({boot['resamples']} resamples, {boot['block_chars']}-char blocks), "
         f"scale `cpu`, `{analysis.results}`"
     )
-    return cl.Verdict("reproduced" if ok else "not reproduced", evidence)
+    if "inconclusive" in each and "contradicted" not in each:
+        evidence += (
+            "; undecided: the bootstrap interval holds the criterion's threshold (the paper gives "
+            "no effect size)"
+        )
+    return cl.Verdict(cl.combine(each), evidence)
 
 
 ANALYSIS = cl.Analysis(

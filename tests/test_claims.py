@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from experiments import fourierqk
@@ -36,16 +37,16 @@ def test_a_gain_in_a_row_that_sees_the_future_is_a_leak_and_in_a_causal_row_repr
         "scale `cpu`" in leak.evidence and "`fourier-qk` NON-CAUSAL, audit LEAKS" in leak.causality
     )
     none = judge("C1", {"cpu": records({"learned": base, "fourier-qk": [2.01, 2.09, 2.06]})})
-    assert none.verdict == "not reproduced"
+    assert none.verdict == "inconclusive" and "smallest resolvable effect" in none.evidence
     kernels = {k: gain for k in fourierqk.CAUSAL_KERNELS}
     beat = judge("C4", {"cpu": records({"learned": base, **kernels})})
-    assert beat.verdict == "not reproduced"  # a causal kernel beating the baseline refutes C4
-    flat = {k: [2.0, 2.12, 2.04] for k in fourierqk.CAUSAL_KERNELS}
+    assert beat.verdict == "contradicted"  # a causal kernel beating the baseline refutes C4
+    flat = {k: [2.001, 2.1015, 2.0495] for k in fourierqk.CAUSAL_KERNELS}
     assert judge("C4", {"cpu": records({"learned": base, **flat})}).verdict == "reproduced"
 
 
 def test_causal_kernels_are_judged_at_the_largest_scale_holding_the_kernels_it_plans():
-    base, flat, gain = [2.0, 2.1, 2.05], [2.0, 2.12, 2.04], [1.0, 1.1, 1.02]
+    base, flat, gain = [2.0, 2.1, 2.05], [2.001, 2.1015, 2.0495], [1.0, 1.1, 1.02]
     cpu = records({"learned": base, **{k: flat for k in fourierqk.CAUSAL_KERNELS}})
     mid_kernels = fourierqk._kernels_at(
         next(s for s in fourierqk.EXPERIMENT.scales if s.name == "mid")
@@ -58,7 +59,7 @@ def test_causal_kernels_are_judged_at_the_largest_scale_holding_the_kernels_it_p
     # mid holds both: judged there, without the kernel mid does not plan, and says so
     full = records({"learned": base, **{k: gain for k in mid_kernels}})
     v = judge("C4", {"cpu": cpu, "mid": full})
-    assert v.verdict == "not reproduced" and "scale `mid`" in v.evidence
+    assert v.verdict == "contradicted" and "scale `mid`" in v.evidence
     assert "causal-mexhat not planned at `mid`" in v.evidence and "causal-mexhat" not in v.causality
 
 
@@ -76,8 +77,8 @@ def test_growth_from_cpu_to_mid_needs_a_growing_bilateral_row_and_no_growing_ker
     assert v.verdict == "reproduced" and "fourier-qk: -0.090 (n 3) at cpu, -0.490" in v.evidence
     assert "(grows)" in v.evidence and "`fourier-qk` NON-CAUSAL, audit LEAKS" in v.causality
     both = judge("C5", {"cpu": cpu, "mid": scale({"fourier-qk": 0.5, "causal-morlet": 0.4})})
-    assert both.verdict == "not reproduced"  # a causal kernel's gain grew as well
-    assert judge("C5", {"cpu": cpu, "mid": scale({})}).verdict == "not reproduced"
+    assert both.verdict == "contradicted"  # a causal kernel's gain grew as well
+    assert judge("C5", {"cpu": cpu, "mid": scale({})}).verdict == "inconclusive"
 
 
 def test_untested_without_two_common_seeds_at_a_non_smoke_scale():
@@ -121,5 +122,115 @@ def test_paper_a_synergy_is_judged_on_the_causal_interaction_and_names_every_row
     for row in ("a-ega-morlet-causal", "a-ega1-causal", "a-mope", "a-baseline"):
         assert f"`{row}`" in v.causality
     assert "`a-ega1` NON-CAUSAL, audit LEAKS" in v.causality
-    # the same gain on both encodings: additive
-    assert a4.judge(paper_a.EXPERIMENT, recs(2.135)).verdict == "not reproduced"
+    # the same causal gain on both encodings: additive; only the paper's (future-seeing) gate
+    # is super-additive here, so the verdict is a leak
+    assert a4.judge(paper_a.EXPERIMENT, recs(2.135)).verdict == "leak"
+
+
+# --------------------------------------------------------------------------- the verdict rule
+
+
+def test_seeds_needed_matches_a_hand_computed_answer():
+    # sd 0.1, paper effect 0.05: the smallest n with t_{0.975, n-1} * 0.1 / sqrt(n) < 0.05.
+    # By hand (t table): n = 17: t_{0.975, 16} = 2.1199, 2.1199 * 0.1 / sqrt(17) = 0.05141 > 0.05;
+    # n = 18: t_{0.975, 17} = 2.1098, 2.1098 * 0.1 / sqrt(18) = 0.04973 < 0.05. So n = 18.
+    assert claims.seeds_needed(0.1, 0.05) == 18
+    assert claims.seeds_needed(0.1, -0.05) == 18  # the size of the effect, either sign
+    # sd 1, effect 1: n = 7 (t_{0.975, 5} = 2.5706, 2.5706 / sqrt(6) = 1.049 > 1;
+    # t_{0.975, 6} = 2.4469, 2.4469 / sqrt(7) = 0.925 < 1)
+    assert claims.seeds_needed(1.0, 1.0) == 7
+    assert claims.seeds_needed(0.1, None) is None
+
+
+def test_judge_difference_gives_each_verdict_and_states_what_an_inconclusive_one_needs():
+    assert claims.judge_difference([-0.10, -0.12, -0.11], -0.1, -1)[0] == "reproduced"
+    assert claims.judge_difference([0.10, 0.12, 0.11], -0.1, -1)[0] == "contradicted"
+    v, note = claims.judge_difference([-0.1, 0.05, -0.02], -0.05, -1)
+    assert v == "inconclusive"
+    sd = float(np.std([-0.1, 0.05, -0.02], ddof=1))
+    assert (
+        f"seeds to resolve the paper's -0.05 at sd {sd:.4f}: {claims.seeds_needed(sd, 0.05)}"
+        in (note)
+    )
+    assert "smallest resolvable effect +-" in note
+    # a threshold: resolved short of it is contradicted; an interval holding it inconclusive
+    assert claims.judge_difference([-0.040, -0.041, -0.039], None, -1, 0.06)[0] == "contradicted"
+    assert claims.judge_difference([-0.04, -0.07, -0.05], None, -1, 0.05)[0] == "inconclusive"
+
+
+def test_a_negative_claim_is_an_equivalence_test_never_non_significance_alone():
+    m = claims.MARGIN_NATS  # 0.02 nats
+    # no difference resolved, but the interval reaches beats beyond the margin: inconclusive
+    wide = [-0.05, 0.04, 0.0]
+    assert claims.judge_difference(wide, None, -1, negative=True)[0] == "inconclusive"
+    # the interval excludes every beat larger than the margin: reproduced
+    tight = [-0.002, 0.003, 0.0]
+    v, note = claims.judge_difference(tight, None, -1, negative=True)
+    assert v == "reproduced" and f"margin {m:g}" in note
+    # resolved beyond the margin in the denied direction: contradicted
+    assert claims.judge_difference([-0.13, -0.15, -0.11], None, -1, negative=True)[0] == (
+        "contradicted"
+    )
+
+
+def test_planted_records_read_inconclusive_untestable_and_contradicted():
+    from experiments import paper_a
+    from mope_jax.campaign import load_experiment
+
+    # paper A's headline: EGA-MORLET (both gates) worse than the baseline: contradicted
+    (a0,) = [c for c in paper_a.CLAIMS if c.id == "A0"]
+    noise = [0.0, 0.01, -0.008]
+    means = {
+        "a-baseline": 2.0, "a-mope": 2.15, "a-ega1": 1.98, "a-ega1-causal": 1.99,
+        "a-ega-morlet": 2.09, "a-ega-morlet-causal": 2.07,
+    }  # fmt: skip
+    vals = {r: [m + e * (1 + 0.1 * i) for e in noise] for i, (r, m) in enumerate(means.items())}
+    v = a0.judge(paper_a.EXPERIMENT, {"mid": records(vals, leaks=("a-ega1", "a-ega-morlet"))})
+    assert v.verdict == "contradicted" and "causal twin: contradicted" in v.evidence
+    assert "a-ega-morlet-causal - a-baseline +0.07" in v.evidence
+    # the paper's gate alone beats all three: leak, never reproduced
+    means |= {"a-ega-morlet": 1.9, "a-ega-morlet-causal": 2.07}
+    vals = {r: [m + e * (1 + 0.1 * i) for e in noise] for i, (r, m) in enumerate(means.items())}
+    v = a0.judge(paper_a.EXPERIMENT, {"mid": records(vals, leaks=("a-ega1", "a-ega-morlet"))})
+    assert v.verdict == "leak"
+    # one seed per row (the reference scale today) decides nothing
+    one = {r: x[:1] for r, x in vals.items()}
+    assert a0.judge(paper_a.EXPERIMENT, {"reference": records(one)}).verdict == "untested"
+
+    # B5: an arithmetic model at chance in the zero-shot arm: that arm is untestable here,
+    # and without the fine-tuned (the claim's) protocol the row stays untested
+    exp = load_experiment("context_extension", REPO)
+    (b5,) = [c for c in exp.claims if c.id == "B5"]
+    chance = [
+        {
+            "row": "arithmetic",
+            "seed": s,
+            "analysis": {
+                "loss": {"none@1": {"all": 1.0}, "none@2": {"all": 1.5, "beyond_L": 1.6}},
+                "answer": {
+                    "none@2": {"forced_result": 0.05 + 0.01 * s},
+                    "pi@2": {"forced_result": 0.04 + 0.01 * s},
+                },
+            },
+        }
+        for s in range(3)
+    ]
+    v = b5.judge(exp, {"cpu": chance})
+    assert "zero-shot at 2L" in v.evidence and "untestable here" in v.evidence
+    assert v.verdict == "untested" and "no records" in v.evidence
+    ft = [
+        {"row": f"arithmetic-ft-{rule}", "seed": s, "analysis": {"answer": {"forced_result": a}}}
+        for s in range(3)
+        for rule, a in (("none", 0.06 + 0.01 * s), ("pi", 0.05 + 0.012 * s))
+    ]
+    assert b5.judge(exp, {"cpu": chance + ft}).verdict == "untestable here"
+
+    # A2 with both intervals across 0: inconclusive, with the seeds the paper's effect needs
+    (a2,) = [c for c in paper_a.CLAIMS if c.id == "A2"]
+    vals = {
+        "a-baseline": [2.0, 2.1, 2.05],
+        "a-ega1": [1.99, 2.12, 2.03],
+        "a-ega1-causal": [2.01, 2.08, 2.04],
+    }
+    v = a2.judge(paper_a.EXPERIMENT, {"mid": records(vals, leaks=("a-ega1",))})
+    assert v.verdict == "inconclusive" and "seeds to resolve the paper's -0.0919" in v.evidence

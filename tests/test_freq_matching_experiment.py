@@ -142,8 +142,8 @@ def test_law_judge_counts_unlearned_runs_and_gives_each_verdict():
     unlearned = {"analysis": _run(16, 0.0, acc=0.2, seed=9), "seed": 9, "final_val_loss": 1.0}
     v = fm._law_judge(exp, {"learned": records(3.1, 1.0, [unlearned])})
     assert v.verdict == "reproduced" and "the 9 of 10 copy runs" in v.evidence
-    assert fm._law_judge(exp, {"learned": records(3.1, 0.5)}).verdict == "not reproduced"
-    assert fm._law_judge(exp, {"learned": records(9.0, 1.0)}).verdict == "not reproduced"
+    assert fm._law_judge(exp, {"learned": records(3.1, 0.5)}).verdict == "contradicted"
+    assert fm._law_judge(exp, {"learned": records(9.0, 1.0)}).verdict == "contradicted"
     assert fm._law_judge(exp, {"cpu": records(3.1, 1.0)}).verdict == "untested"
     # B1r judges the repeat runs alone: copy runs that follow the law do not count for it
     b1r = next(c for c in exp.claims if c.id == "B1r")
@@ -153,5 +153,5 @@ def test_law_judge_counts_unlearned_runs_and_gives_each_verdict():
         return [dict(r, analysis=dict(r["analysis"], task="repeat")) for r in recs]
 
     v = b1r.judge(exp, {"learned": records(3.1, 1.0) + as_repeat(records(3.1, 0.1))})
-    assert v.verdict == "not reproduced" and "the 9 of 9 repeat runs" in v.evidence
+    assert v.verdict == "contradicted" and "the 9 of 9 repeat runs" in v.evidence
     assert b1r.judge(exp, {"learned": as_repeat(records(3.1, 1.0))}).verdict == "reproduced"

@@ -73,10 +73,10 @@ def test_claim_b4_from_the_results_json():
     lang, arith = corpus(SAME, 0.01), corpus(APART, 0.01)
     v = judge(payload(lang, arith))
     assert v.verdict == "reproduced" and "tinyshakespeare: self-similar" in v.evidence
-    assert judge(payload(arith, arith)).verdict == "not reproduced"  # language not self-similar
-    assert judge(payload(lang, lang)).verdict == "not reproduced"  # arithmetic self-similar
+    assert judge(payload(arith, arith)).verdict == "contradicted"  # language not self-similar
+    assert judge(payload(lang, lang)).verdict == "contradicted"  # arithmetic self-similar
     undecided = judge(payload(corpus(EDGE, 0.08), arith))
-    assert undecided.verdict == "not reproduced" and "undecided" in undecided.evidence
+    assert undecided.verdict == "inconclusive" and "undecided" in undecided.evidence
     # no JSON, a smoke JSON, or one from before the bootstrap: untested
     assert judge(None).verdict == "untested"
     assert judge(payload(lang, arith, scale="smoke")).verdict == "untested"

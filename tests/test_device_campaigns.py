@@ -132,3 +132,35 @@ def test_the_archive_is_written_after_each_job(tmp_path):
         "paper_a:reference:a-baseline:1",
         "paper_a:reference:a-mope:1",
     ]
+
+
+def test_no_estimate_runs_a_job_without_a_budget(tmp_path):
+    """``--no-estimate``: the campaign command carries no ``--budget-minutes`` (so it measures
+    nothing); without it the budget that is left is passed."""
+    for extra, expect_budget in (([], True), (["--no-estimate"], False)):
+        calls = []
+
+        def runner(root_, job, minutes, log, corpus):
+            calls.append(minutes)
+            return 0
+
+        out = tmp_path / str(expect_budget)
+        dc.main(
+            ["--out", str(out), "--minutes", "5", "--root", str(tmp_path), *extra, "paper_a:mid"],
+            runner=runner,
+        )
+        assert (calls[0] is not None) == expect_budget
+    seen = []
+
+    class Log:
+        def write(self, text):
+            seen.append(text)
+
+        def flush(self):
+            pass
+
+    (job,) = dc.parse_jobs(["paper_a:reference:a-mope:1"])
+    dc.run_campaign(tmp_path, job, None, Log(), runner=lambda cmd, **kw: _Done())
+    assert "--budget-minutes" not in seen[0]
+    dc.run_campaign(tmp_path, job, 3.0, Log(), runner=lambda cmd, **kw: _Done())
+    assert "--budget-minutes 3.00" in seen[1]

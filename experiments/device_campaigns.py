@@ -126,8 +126,8 @@ def run_campaign(
     cmd = [sys.executable, "-m", "mope_jax", "campaign", "run", job.experiment]
     cmd += ["--scale", job.scale, *job.options()]
     cmd += ["--root", str(root), "--no-progress"]
-    if minutes is not None:  # None: no budget, hence no step measurement (--no-estimate)
-        cmd += ["--budget-minutes", f"{minutes:.2f}"]
+    # None (--no-estimate): no budget and no step measurement
+    cmd += ["--no-measure"] if minutes is None else ["--budget-minutes", f"{minutes:.2f}"]
     if corpus is not None:
         cmd += ["--corpus", str(corpus)]
     log.write(f"$ {' '.join(cmd)}\n")

@@ -924,6 +924,7 @@ def run_campaign(
     continue_args: Sequence[str] = (),
     estimate: Estimate | None = None,
     log: Callable[[str], None] = print,
+    measure: bool = True,
 ) -> CampaignResult:
     """Train every planned (row, seed) without a record, one sweep per row, then render.
 
@@ -935,10 +936,13 @@ def run_campaign(
     measured before its group; after each row group the estimate of the rest is scaled by
     this call's measured / estimated seconds so far (records made under another load mislead
     the budget otherwise).
-    continue_args: extra options of the printed command to continue."""
+    continue_args: extra options of the printed command to continue. measure=False: never
+    measure a step (no budget allowed; on a borrowed accelerator a measurement is a compile)."""
     from mope_jax.provenance import environment
     from mope_jax.rundir import unwritable
 
+    if not measure and budget_s is not None:
+        raise CampaignError("a budget needs each row's pace: measure=False is only without one")
     t_start = time.monotonic()
     plans = plan(c)
     log(format_plan(c, plans))
@@ -979,12 +983,12 @@ def run_campaign(
         steps = sum(len(s) * c.config(r).train.max_steps for r, s in groups)
         # a measurement costs a compile and 6 steps: without a budget to plan, not worth it
         # for short runs (smoke scales, tests), where it is a large part of the whole call
-        measure = budget_s is not None or steps >= MEASURE_MIN_STEPS
+        worth = measure and (budget_s is not None or steps >= MEASURE_MIN_STEPS)
         if estimate is None:
             estimate = estimate_from_records(c, env)
-            if measure and estimate is None:
+            if worth and estimate is None:
                 estimate = estimate_by_measuring(c, groups[0][0])
-            elif measure:  # rows without records may be other models: measure the first
+            elif worth:  # rows without records may be other models: measure the first
                 new = next((r for r, _ in groups if r.name in estimate.guessed), None)
                 if new is not None:
                     estimate = estimate.measured_for_guessed(
@@ -992,9 +996,10 @@ def run_campaign(
                     )
         if estimate is None:
             estimate = Estimate({r.name: 0.0 for r in c.rows}, 0.0, "not measured")
+            why = f"fewer than {MEASURE_MIN_STEPS}, and no budget" if measure else "--no-measure"
             log(
-                f"ETA not measured: {n_runs} runs, {steps} training steps in all (fewer than "
-                f"{MEASURE_MIN_STEPS}, and no budget); `mope-jax campaign estimate` measures"
+                f"ETA not measured: {n_runs} runs, {steps} training steps in all ({why}); "
+                "`mope-jax campaign estimate` measures"
             )
         else:
             total = sum(estimate.seconds(r.name, len(s)) for r, s in groups)

@@ -446,6 +446,12 @@ def cmd_campaign(args) -> int:
         extra += ["--corpus", shlex.quote(args.corpus)]
     if args.budget_minutes is not None:
         extra += ["--budget-minutes", f"{args.budget_minutes:g}"]
+    if args.no_measure and args.budget_minutes is not None:
+        from mope_jax.errors import UsageError
+
+        raise UsageError(
+            "--no-measure with --budget-minutes: a budget needs each row's pace; drop one of them"
+        )
     # what was run, without the machine-local --root/--work-dir (recorded in every new record)
     strategy = [] if args.strategy == "auto" else ["--strategy", args.strategy]
     command = c.command(extra + strategy)
@@ -457,6 +463,7 @@ def cmd_campaign(args) -> int:
         progress=not args.no_progress,
         command=command,
         continue_args=extra,
+        measure=not args.no_measure,
     )
     if res.stopped == "sigterm":
         return EXIT_INTERRUPTED
@@ -654,6 +661,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stop at a run boundary before this much time is spent",
     )
     p.add_argument("--strategy", default="auto", help="auto | vmap | map | shard | sequential")
+    p.add_argument(
+        "--no-measure",
+        action="store_true",
+        help="run: train without measuring a step first (a measurement is one compile; the ETA "
+        "then comes from this machine's records, if any); not with --budget-minutes",
+    )
     p.add_argument(
         "--work-dir",
         default=None,

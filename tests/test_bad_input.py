@@ -208,6 +208,11 @@ CASES = [
         + ["--work-dir", "{a_file}"],
         "is a file, not a folder; give a writable --work-dir",
     ),
+    (
+        ["campaign", "run", "tiny", "--scale", "t", "--root", "{campaign}"]
+        + ["--no-measure", "--budget-minutes", "5"],
+        "--no-measure with --budget-minutes: a budget needs each row's pace",
+    ),
     # rope-advice names its own option
     (["rope-advice", "--data", "{one_char}"], "give --data a longer corpus"),
     (["rope-advice", "--data", "blocks:B=10,N=5"], "B=10 is longer than the stream (N=5)"),

@@ -553,6 +553,11 @@ def test_short_runs_without_a_budget_are_not_measured(tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     assert measured_rows == [] and "ETA not measured: 4 runs, 48 training steps in all" in out
     monkeypatch.setattr(campaign, "MEASURE_MIN_STEPS", 48)
+    campaign.run_campaign(c, progress=False, measure=False)  # --no-measure: a lease of minutes
+    out = capsys.readouterr().out
+    assert measured_rows == [] and "(--no-measure)" in out
+    with pytest.raises(campaign.CampaignError, match="a budget needs each row's pace"):
+        campaign.run_campaign(c, progress=False, measure=False, budget_s=60.0)
     campaign.run_campaign(c, progress=False)
     assert measured_rows == ["base"] and "ETA ~" in capsys.readouterr().out
 

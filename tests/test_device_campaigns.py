@@ -161,6 +161,6 @@ def test_no_estimate_runs_a_job_without_a_budget(tmp_path):
 
     (job,) = dc.parse_jobs(["paper_a:reference:a-mope:1"])
     dc.run_campaign(tmp_path, job, None, Log(), runner=lambda cmd, **kw: _Done())
-    assert "--budget-minutes" not in seen[0]
+    assert "--budget-minutes" not in seen[0] and "--no-measure" in seen[0]
     dc.run_campaign(tmp_path, job, 3.0, Log(), runner=lambda cmd, **kw: _Done())
     assert "--budget-minutes 3.00" in seen[1]

@@ -900,8 +900,10 @@ def _below_zero_judge(task: str, get_zero, get_ft, what: str, accuracy: bool = F
         if found is None:
             return cl.untested()
         scale, recs = found
-        verdicts, parts = {}, []
+        verdicts, parts, effects = {}, [], []
+        unit = "accuracy" if accuracy else "nats"
         for p, t, none in _zero_ft_diffs(recs, task, get_zero, get_ft):
+            effects.append(cl.effect(t, f"{task} {p}: pi - none", None, True, unit))
             if accuracy and cl.at_chance(none, CHANCE):
                 verdicts[p], text = "untestable here", _chance_note(none)
             else:
@@ -914,6 +916,9 @@ def _below_zero_judge(task: str, get_zero, get_ft, what: str, accuracy: bool = F
             _headline(verdicts),
             f"{'; '.join(parts)}; {_extrapolation(recs, task)}; scale `{scale}`",
             f"{task}*: declared causal (RoPE)",
+            scale=scale,
+            rows=[f"{task}*"],
+            effects=effects,
         )
 
     return judge
@@ -939,9 +944,11 @@ def _judge_perplexity(exp: Experiment, by_scale: dict):
     scale, recs = found
     loss = _zero_ft_diffs(recs, "arithmetic", _loss_zero, _loss_ft)
     acc = {p: (t, none) for p, t, none in _zero_ft_diffs(recs, "arithmetic", _acc_zero, _acc_ft)}
-    verdicts, parts = {}, []
+    verdicts, parts, effects = {}, [], []
     for p, t, _ in loss:
         at, none = acc[p]
+        effects.append(cl.effect(t, f"arithmetic {p}: loss pi - none", None))
+        effects.append(cl.effect(at, f"arithmetic {p}: accuracy pi - none", None, True, "accuracy"))
         lv, lnote = cl.judge_difference(t, None, -1)
         av, anote = cl.judge_difference(at, None, +1, cl.CHANCE_MARGIN, negative=True)
         if cl.at_chance(none, CHANCE):
@@ -961,6 +968,9 @@ def _judge_perplexity(exp: Experiment, by_scale: dict):
         _headline(verdicts),
         f"{'; '.join(parts)}; scale `{scale}`",
         "arithmetic*: declared causal (RoPE)",
+        scale=scale,
+        rows=["arithmetic*"],
+        effects=effects,
     )
 
 
@@ -976,6 +986,7 @@ def _claims():
             "qualitative (PI succeeds where test-time dependencies dilate the training ones)",
             _judge_language,
             run + " --rows language,language-ft-none,language-ft-pi",
+            short="PI extends a model trained on language",
         ),
         cl.Claim(
             "B5",
@@ -983,6 +994,7 @@ def _claims():
             "qualitative (PI degrades arithmetic)",
             _judge_arithmetic,
             run + " --rows arithmetic,arithmetic-ft-none,arithmetic-ft-pi",
+            short="PI lowers exact-answer accuracy on arithmetic",
         ),
         cl.Claim(
             "B6",
@@ -990,6 +1002,7 @@ def _claims():
             "qualitative (perplexity under PI does not imply accuracy)",
             _judge_perplexity,
             run + " --rows arithmetic,arithmetic-ft-none,arithmetic-ft-pi",
+            short="a lower loss under PI without a higher accuracy",
         ),
     )
 
@@ -1010,6 +1023,7 @@ EXPERIMENT = Experiment(
     analyze=analyze,
     sections=(extension_section, paired_section, finetune_section, energy_section),
     claims=_claims(),
+    paper_scale="not stated (abstract only)",
 )
 
 

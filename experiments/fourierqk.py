@@ -370,7 +370,15 @@ def _gain_claim(row: str):
         evidence = cl.describe(t, sc, f"{row} - learned") + (f" ({note})" if note else "")
         if row in DEPARTURES:
             evidence += f" ({DEPARTURES[row]})"
-        return cl.Verdict(verdict, evidence, caus)
+        causal = cl.is_causal(exp, sc, recs, [row, "learned"])
+        return cl.Verdict(
+            verdict,
+            evidence,
+            caus,
+            scale=sc,
+            rows=[row, "learned"],
+            effects=[cl.effect(t, f"{row} - learned", PAPER_EFFECT.get(row), causal)],
+        )
 
     return judge
 
@@ -412,6 +420,12 @@ def _causal_kernels_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
         cl.combine([v for v, _ in judged_by.values()]),
         f"{evidence} (equivalence margin {cl.MARGIN_NATS:g} nats)",
         cl.causality(exp, sc, recs, judged),
+        scale=sc,
+        rows=[*judged, "learned"],
+        effects=[
+            cl.effect(t, f"{k} - learned", None, cl.is_causal(exp, sc, recs, [k, "learned"]))
+            for k, t in tests.items()
+        ],
     )
 
 
@@ -454,7 +468,13 @@ def _growth_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
     evidence = "mean gain row - learned: " + "; ".join(parts)
     if causal:
         evidence += f"; a causal kernel's gain grows ({', '.join(causal)})"
-    return cl.Verdict(verdict, evidence, cl.causality(exp, "mid", by_scale["mid"], rows))
+    return cl.Verdict(
+        verdict,
+        evidence,
+        cl.causality(exp, "mid", by_scale["mid"], rows),
+        scale="mid",
+        rows=[*rows, "learned"],
+    )
 
 
 CLAIMS = (
@@ -464,6 +484,7 @@ CLAIMS = (
         "0.608 vs baseline 1.474",
         _gain_claim("fourier-qk"),
         "mope-jax campaign run fourierqk --scale cpu --rows learned,fourier-qk",
+        short="Fourier-QK lowers the loss",
     ),
     cl.Claim(
         "C2",
@@ -471,6 +492,7 @@ CLAIMS = (
         "0.309 (0.236 +- 0.019 over seeds) vs 1.474",
         _gain_claim("multifourier-qk"),
         "mope-jax campaign run fourierqk --scale cpu --rows learned,multifourier-qk",
+        short="MultiFourier-QK lowers it further",
     ),
     cl.Claim(
         "C3",
@@ -478,6 +500,7 @@ CLAIMS = (
         "1.031 vs 1.474",
         _gain_claim("random-qk"),
         "mope-jax campaign run fourierqk --scale cpu --rows learned,random-qk",
+        short="Random-QK already helps",
     ),
     cl.Claim(
         "C4",
@@ -486,6 +509,7 @@ CLAIMS = (
         _causal_kernels_judge,
         "mope-jax campaign run fourierqk --scale cpu "
         "--rows learned,causal-gauss,causal-mexhat,causal-morlet",
+        short="causal kernels do not beat the baseline",
     ),
     cl.Claim(
         "C5",
@@ -497,6 +521,7 @@ CLAIMS = (
         _growth_judge,
         "mope-jax campaign run fourierqk --scale mid --rows "
         "learned,random-qk,fourier-qk,multifourier-qk,causal-gauss,causal-morlet",
+        short="bilateral gains grow with scale, causal ones do not",
     ),
 )
 
@@ -545,6 +570,7 @@ EXPERIMENT = Experiment(
     sections=(diagnostics_section,),
     claims=CLAIMS,
     comparisons=COMPARISONS,
+    paper_scale="~4.8M params, ~82M tokens, 1 seed (MultiFourier-QK also over seeds)",
 )
 
 

@@ -336,10 +336,33 @@ def _law_judge(exp: Experiment, by_scale: dict, task: str = "copy"):
         f"{', '.join(str(w) for w in sorted({r['W'] for r in learned}))}, scale `learned`"
     )
     rows = "copy-B*" if task == "copy" else "repeat-W*"
+    n = len(learned)
     return cl.Verdict(
         "reproduced" if slope_ok and c_ok else "contradicted",
         evidence,
         f"{rows}: declared causal (RoPE)",
+        scale="learned",
+        rows=[rows],
+        effects=[
+            cl.Effect(
+                f"{task}: free slope",
+                f["slope"],
+                f["slope_lo"],
+                f["slope_hi"],
+                n,
+                1.0,
+                unit="slope of log theta on log 1/W",
+            ),
+            cl.Effect(
+                f"{task}: c in theta* = c / W",
+                f["c"],
+                f["c_lo"],
+                f["c_hi"],
+                n,
+                3.02 if task == "copy" else None,
+                unit="c",
+            ),
+        ],
     )
 
 
@@ -358,6 +381,7 @@ def _claims():
             _law_judge,
             "mope-jax campaign run freq_matching --scale learned --rows "
             + ",".join(f"copy-B{b}" for b in BLOCKS),
+            short="theta* = c / W on block data",
         ),
         cl.Claim(
             "B1r",
@@ -367,6 +391,7 @@ def _claims():
             _repeat_law_judge,
             "mope-jax campaign run freq_matching --scale learned --rows "
             + ",".join(f"repeat-W{w}" for w in WIDTHS),
+            short="the same law on the repeat task",
         ),
     )
 
@@ -386,6 +411,7 @@ EXPERIMENT = Experiment(
     analyze=analyze,
     sections=(law_section,),
     claims=_claims(),
+    paper_scale="not stated (abstract only)",
 )
 
 

@@ -220,6 +220,19 @@ def _trend_judge(exp: Experiment, by_scale: dict):
             f"slope of log theta_eff on log W {f.slope:+.3f} [{f.ci_low:+.3f}, {f.ci_high:+.3f}], "
             f"{f.n} runs over {len(rows)} rows, scale `{sc.name}`{note}",
             "ops-*: declared causal (RoPE)",
+            scale=sc.name,
+            rows=rows,
+            effects=[
+                cl.Effect(
+                    "slope of log theta_eff on log W",
+                    f.slope,
+                    f.ci_low,
+                    f.ci_high,
+                    f.n,
+                    -1.0,
+                    unit="slope of log theta on log W",
+                )
+            ],
         )
     return cl.untested()
 
@@ -234,6 +247,7 @@ def _claims():
             "theta* ~ 1/W (the number of operations sets the distance)",
             _trend_judge,
             "mope-jax campaign run igsm_ops --scale cpu",
+            short="more operations lower the RoPE frequency used",
         ),
     )
 
@@ -252,6 +266,7 @@ EXPERIMENT = Experiment(
     analyze=analyze,
     sections=(ops_section,),
     claims=_claims(),
+    paper_scale="not stated (abstract only)",
 )
 
 

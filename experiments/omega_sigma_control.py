@@ -325,7 +325,33 @@ def _boundary_judge(exp: Experiment, by_scale: dict, model: str) -> cl.Verdict:
         f"{foils[lowest]:.3f}; {sum(x >= ON for x in frac.values())}/{len(frac)} cells >= {ON}; "
         f"mean over seeds, n {n}, scale `{sc}`"
     )
-    return cl.Verdict(verdict, evidence, cl.causality(exp, sc, by_scale[sc], [paper]))
+    from mope_jax.analysis.stats import summarize
+
+    key = f"{PREFIX[model]}_on_boundary_frac"
+    effects = []
+    for row, label in ((paper, "paper's setup"), (lowest, "lowest foil")):
+        per_seed = [r["summary"][key] for r in by_row(by_scale[sc])[row]]
+        t = summarize(per_seed)
+        effects.append(
+            cl.Effect(
+                f"{what}: {label} `{row}`",
+                t.mean,
+                t.ci_low,
+                t.ci_high,
+                t.n,
+                1.0 if model == "mope" and row == paper else None,
+                cl.is_causal(exp, sc, by_scale[sc], [row]),
+                "fraction on omega sigma = 5",
+            )
+        )
+    return cl.Verdict(
+        verdict,
+        evidence,
+        cl.causality(exp, sc, by_scale[sc], [paper]),
+        scale=sc,
+        rows=rows,
+        effects=effects,
+    )
 
 
 def a5_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
@@ -348,6 +374,7 @@ CLAIMS = (
         a5_judge,
         f"mope-jax campaign run omega_sigma_control --scale mid (the {len(MOPE_ROWS)} `mope-*` "
         "cells, 2 seeds each; the cpu scale has 1 seed, which cannot decide)",
+        short="every MOPE pair ends on omega sigma = 5",
     ),
     cl.Claim(
         "A5g",
@@ -357,6 +384,7 @@ CLAIMS = (
         a5g_judge,
         "mope-jax campaign run omega_sigma_control --scale mid (the 12 `ega-m-*` cells, "
         "2 seeds each)",
+        short="the same in the EGA-M gate's filters",
     ),
 )
 
@@ -375,6 +403,7 @@ EXPERIMENT = Experiment(
     analyze=analyze,
     sections=(cells_section,),
     claims=CLAIMS,
+    paper_scale="~4.8M params, ~82M tokens, 1 seed",
 )
 
 

@@ -289,18 +289,27 @@ def _gate_gain_claim(paper_row: str, causal_row: str, without: str):
             return cl.untested()
         recs = by_scale[sc]
         effect = _paper_effect(paper_row, without)
-        parts, verdicts = [], {}
+        parts, verdicts, effects = [], {}, []
         for a in (paper_row, causal_row):
             t = cl.difference(exp, recs, a, without)
             verdicts[a], note = cl.judge_difference(t, effect, -1)
             parts.append(cl.describe_verdict(t, sc, f"{a} - {without}", verdicts[a], note))
+            causal = cl.is_causal(exp, sc, recs, [a, without])
+            effects.append(cl.effect(t, f"{a} - {without}", effect, causal))
         verdict = verdicts[causal_row]
         if verdict != "reproduced" and verdicts[paper_row] == "reproduced":
             verdict = "leak"
         evidence = "; ".join(parts)
         if verdict == "reproduced" and paper_row == "a-ega-morlet":
             evidence += _still_worse(exp, sc, recs)
-        return cl.Verdict(verdict, evidence, cl.causality(exp, sc, recs, rows))
+        return cl.Verdict(
+            verdict,
+            evidence,
+            cl.causality(exp, sc, recs, rows),
+            scale=sc,
+            rows=rows,
+            effects=effects,
+        )
 
     return judge
 
@@ -313,11 +322,16 @@ def _mope_worse_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
         return cl.untested()
     recs = by_scale[sc]
     t = cl.difference(exp, recs, "a-mope", "a-baseline")
-    verdict, note = cl.judge_difference(t, _paper_effect("a-mope", "a-baseline"), +1)
+    paper = _paper_effect("a-mope", "a-baseline")
+    verdict, note = cl.judge_difference(t, paper, +1)
+    rows = ["a-mope", "a-baseline"]
     return cl.Verdict(
         verdict,
         cl.describe_verdict(t, sc, "a-mope - a-baseline", verdict, note),
-        cl.causality(exp, sc, recs, ["a-mope", "a-baseline"]),
+        cl.causality(exp, sc, recs, rows),
+        scale=sc,
+        rows=rows,
+        effects=[cl.effect(t, "a-mope - a-baseline", paper, cl.is_causal(exp, sc, recs, rows))],
     )
 
 
@@ -332,22 +346,28 @@ def _synergy_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
         return cl.untested()
     recs = by_row(by_scale[sc])
     effect = (PAPER["a-ega-morlet"] - PAPER["a-mope"]) - (PAPER["a-ega1"] - PAPER["a-baseline"])
-    parts, verdicts = [], {}
+    parts, verdicts, effects = [], {}, []
     for what, (a, b, c, d) in (("paper's gate", rows), ("causal gate", causal_rows)):
         terms = ((a, 1.0), (b, -1.0), (c, -1.0), (d, 1.0))
         t = contrast(recs, terms, exp.metric)[2]
         verdicts[what], note = cl.judge_difference(t, effect, -1)
         parts.append(cl.describe_verdict(t, sc, f"interaction, {what}", verdicts[what], note))
+        causal = cl.is_causal(exp, sc, by_scale[sc], [a, b, c, d])
+        effects.append(cl.effect(t, f"interaction, {what}", effect, causal))
     verdict = verdicts["causal gate"]
     if verdict != "reproduced" and verdicts["paper's gate"] == "reproduced":
         verdict = "leak"
     evidence = "; ".join(parts)
     if verdict == "reproduced":
         evidence += _still_worse(exp, sc, by_scale[sc])
+    every = list(dict.fromkeys(rows + causal_rows))
     return cl.Verdict(
         verdict,
         evidence,
-        cl.causality(exp, sc, by_scale[sc], list(dict.fromkeys(rows + causal_rows))),
+        cl.causality(exp, sc, by_scale[sc], every),
+        scale=sc,
+        rows=every,
+        effects=effects,
     )
 
 
@@ -376,7 +396,7 @@ def _headline_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
     if sc is None:
         return cl.untested()
     recs = by_scale[sc]
-    verdicts, parts = {}, []
+    verdicts, parts, effects = {}, [], []
     for gate, (row, *others) in (("causal twin", causal), ("paper's gate", paper)):
         vs = []
         for other in others:
@@ -384,6 +404,8 @@ def _headline_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
             v, note = cl.judge_difference(t, _paper_effect(row, other), -1)
             vs.append(v)
             parts.append(cl.describe_verdict(t, sc, f"{row} - {other}", v, note))
+            causal_pair = cl.is_causal(exp, sc, recs, [row, other])
+            effects.append(cl.effect(t, f"{row} - {other}", _paper_effect(row, other), causal_pair))
         verdicts[gate] = cl.combine(vs)
     verdict = verdicts["causal twin"]
     if verdict != "reproduced" and verdicts["paper's gate"] == "reproduced":
@@ -393,7 +415,14 @@ def _headline_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
         f"causal twin: {causal_v}; paper's gate (NON-CAUSAL, at best leak): {paper_v}; "
         + "; ".join(parts)
     )
-    return cl.Verdict(verdict, evidence, cl.causality(exp, sc, recs, needed))
+    return cl.Verdict(
+        verdict,
+        evidence,
+        cl.causality(exp, sc, recs, needed),
+        scale=sc,
+        rows=needed,
+        effects=effects,
+    )
 
 
 CLAIMS = (
@@ -405,6 +434,7 @@ CLAIMS = (
         _headline_judge,
         "mope-jax campaign run paper_a --scale cpu --rows "
         "a-baseline,a-mope,a-ega1,a-ega1-causal,a-ega-morlet,a-ega-morlet-causal",
+        short="the headline: EGA-MORLET beats the baseline and its parts",
     ),
     cl.Claim(
         "A1",
@@ -412,6 +442,7 @@ CLAIMS = (
         "1.3550 vs 1.5060 (-0.151), one seed",
         _gate_gain_claim("a-ega-morlet", "a-ega-morlet-causal", "a-mope"),
         "mope-jax campaign run paper_a --scale cpu --rows a-mope,a-ega-morlet,a-ega-morlet-causal",
+        short="the gate improves MOPE",
     ),
     cl.Claim(
         "A2",
@@ -419,6 +450,7 @@ CLAIMS = (
         "1.3821 vs 1.474 (-0.092), one seed",
         _gate_gain_claim("a-ega1", "a-ega1-causal", "a-baseline"),
         "mope-jax campaign run paper_a --scale cpu --rows a-baseline,a-ega1,a-ega1-causal",
+        short="the gate improves the learned table",
     ),
     cl.Claim(
         "A3",
@@ -426,6 +458,7 @@ CLAIMS = (
         "1.5060 vs 1.474 (+0.032), one seed",
         _mope_worse_judge,
         "mope-jax campaign run paper_a --scale cpu --rows a-baseline,a-mope",
+        short="MOPE alone is worse than the learned table",
     ),
     cl.Claim(
         "A4",
@@ -433,6 +466,7 @@ CLAIMS = (
         "-0.151 on MOPE vs -0.092 on the table, one seed",
         _synergy_judge,
         "mope-jax campaign run paper_a --scale cpu (the four EGA rows, a-mope, a-baseline)",
+        short="gate and MOPE are super-additive",
     ),
 )
 
@@ -460,6 +494,7 @@ EXPERIMENT = Experiment(
     sections=(mope_spectra_section, other_gate_section),
     analyze=analyze,
     claims=CLAIMS,
+    paper_scale="~4.8M params, ~82M tokens, 1 seed",
 )
 
 

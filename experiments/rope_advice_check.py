@@ -217,6 +217,9 @@ def _advice_judge(exp: Experiment, by_scale: dict):
             cl.combine([jv for jv, _ in judged]),
             f"{ev}, scale `{sc.name}`",
             "RoPE rows: declared causal",
+            scale=sc.name,
+            rows=[r for pair in PAIRS for r in pair],
+            effects=[cl.effect(t, f"{a} - {b}") for (a, b), (_, t) in zip(PAIRS, verdicts)],
         )
     return cl.untested()
 
@@ -232,6 +235,7 @@ def _claims():
             "no paper number (our tool's prediction)",
             _advice_judge,
             "mope-jax campaign run rope_advice_check --scale cpu",
+            short="the advised RoPE base beats base 10000",
         ),
     )
 
@@ -252,6 +256,7 @@ EXPERIMENT = Experiment(
     analyze=analyze,
     sections=(advice_section,),
     claims=_claims(),
+    paper_scale="no paper (our tool)",
 )
 
 

@@ -506,6 +506,7 @@ ANALYSIS = cl.Analysis(
             "qualitative (no number; DESIGN.md section 3)",
             _claim_b4,
             "python experiments/self_similarity.py --scale cpu (block bootstrap of the exponents)",
+            short="language is self-similar, arithmetic is not",
         ),
     ),
 )

@@ -155,6 +155,8 @@ class Experiment:
     analyze: a bespoke measurement of each trained run, ``fn(cfg, state, corpus) -> dict``
     (JSON values; cfg has the corpus vocabulary, state is that seed's TrainState with numpy
     leaves), stored in the record as ``analysis`` for the sections to render.
+    paper_scale: the paper's own training budget in words (parameters, training tokens, seeds),
+    which the claims ledger states beside ours; "" when the paper gives none.
     """
 
     name: str
@@ -170,6 +172,7 @@ class Experiment:
     data: dict | None = None
     analyze: Callable | None = None
     claims: tuple = ()  # mope_jax.claims.Claim: the paper claims this campaign judges
+    paper_scale: str = ""
 
     def __post_init__(self):
         object.__setattr__(self, "rows", tuple(self.rows))

@@ -234,3 +234,96 @@ def test_planted_records_read_inconclusive_untestable_and_contradicted():
     }
     v = a2.judge(paper_a.EXPERIMENT, {"mid": records(vals, leaks=("a-ega1",))})
     assert v.verdict == "inconclusive" and "seeds to resolve the paper's -0.0919" in v.evidence
+
+
+# --------------------------------------------------------------------------- scale, convergence
+
+
+def _run(row, seed, vals, steps=2000, params=800_000):
+    """A record whose val curve has evals every steps/4 with the given values."""
+    curve = [{"step": steps * (i + 1) // len(vals), "val": v} for i, v in enumerate(vals)]
+    return {
+        "row": row,
+        "seed": seed,
+        "steps": steps,
+        "num_params": params,
+        "final_val_loss": vals[-1],
+        "curve": curve,
+        "config": {"train": {"max_steps": steps, "batch_size": 16}, "model": {"block_size": 256}},
+    }
+
+
+def test_last_quarter_change_is_the_fitted_drop_over_the_last_quarter():
+    # evals at 500..2000: only 1500 and 2000 lie in the last quarter: the drop between them
+    rec = _run("a", 0, [2.4, 2.1, 1.977, 1.943])
+    assert claims.last_quarter_change(rec) == pytest.approx(1.943 - 1.977)
+    # eight evals, three in the last quarter on a line of slope -1e-4 per step: -0.05 over 500
+    steps = [250 * (i + 1) for i in range(8)]
+    rec = {"steps": 2000, "curve": [{"step": s, "val": 3.0 - 1e-4 * s} for s in steps]}
+    rec["curve"][0]["val"] = 9.0  # an early point outside the last quarter changes nothing
+    assert claims.last_quarter_change(rec) == pytest.approx(-0.05)
+    # one eval only (the cpu scales eval once, at the end): unknown
+    assert claims.last_quarter_change({"steps": 300, "curve": [{"step": 300, "val": 2.0}]}) is None
+
+
+def test_scale_facts_state_budget_seeds_and_flag_rows_still_falling():
+    from experiments import paper_a
+
+    recs = [_run("a-baseline", s, [2.4, 2.1, 1.977, 1.943]) for s in range(3)]
+    recs += [_run("a-mope", s, [2.5, 2.2, 2.10, 2.095], params=790_000) for s in range(5)]
+    v = claims.Verdict("reproduced", scale="mid", rows=("a-mope", "a-baseline"))
+    facts = claims.scale_facts(paper_a.EXPERIMENT, {"mid": recs}, v)
+    assert facts.seeds == 3 and facts.runs == 8 and facts.rows == 2
+    assert facts.tokens == (2000 * 16 * 256,) * 8  # steps x batch x T
+    assert facts.budget() == "0.79-0.8M params, 8.19M tokens a run, 3 seeds"
+    # a-baseline falls 0.034 over its last quarter (> FALLING_NATS), a-mope 0.005 (converged)
+    assert [r for r, _ in facts.falling] == ["a-baseline"]
+    note = claims.scale_note(facts, v)
+    assert "**still falling**" in note and "`a-baseline` -0.034" in note
+    assert "(paper: ~4.8M params, ~82M tokens, 1 seed)" in note
+    late = [{"step": 1500, "val": 2.0}, {"step": 2000, "val": 1.99}]
+    flat = [dict(r, curve=r["curve"][:2] + late) for r in recs]
+    assert "converged" in claims.scale_note(
+        claims.scale_facts(paper_a.EXPERIMENT, {"mid": flat}, v), v
+    )
+    # rows given as a pattern count runs, not common seeds
+    pv = claims.Verdict("inconclusive", scale="mid", rows=("a-*",))
+    assert (
+        claims.scale_facts(paper_a.EXPERIMENT, {"mid": recs}, pv)
+        .budget()
+        .endswith("8 runs over 2 rows")
+    )
+
+
+def test_bottom_line_groups_each_papers_claims_by_verdict_in_ledger_order():
+    def j(cid, verdict, short):
+        c = claims.Claim(cid, short + " (long)", "", lambda *a: None, "", short=short)
+        return claims.Judged(c, claims.Verdict(verdict), "-")
+
+    judged = sorted(
+        [
+            j("C1", "leak", "c one"),
+            j("A5g", "untested", "a five g"),
+            j("A0", "contradicted", "headline"),
+            j("A5", "produced by the setup", "a five"),
+            j("A1", "reproduced", "gate helps"),
+            j("R1", "inconclusive", "ours"),
+        ],
+        key=lambda x: claims._claim_order(x.claim.id),
+    )
+    assert [x.claim.id for x in judged] == ["A0", "A1", "A5", "A5g", "C1", "R1"]
+    text = claims.bottom_line(judged)
+    a = text.split("**Paper C")[0]
+    assert "- holds: A1 gate helps\n" in a and "- contradicted: A0 headline\n" in a
+    assert "- a leak or produced by the setup: A5 a five (*produced by the setup*)" in a
+    assert "- open: A5g a five g (*untested*)" in a
+    assert "Paper B" not in text  # a paper without claims has no paragraph
+    assert "C1 c one (*leak*)" in text and "R1 ours (*inconclusive*)" in text
+
+
+def test_the_readme_bottom_line_is_the_generated_one():
+    files = claims.render(REPO)
+    readme = files[REPO / "README.md"]
+    bottom = claims.bottom_line(claims.judge_all(REPO))
+    assert f"{claims.BOTTOM_BEGIN}\n{bottom.rstrip()}\n{claims.BOTTOM_END}" in readme
+    assert readme.index(claims.BOTTOM_BEGIN) < readme.index(claims.BEGIN)  # at the top

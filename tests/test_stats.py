@@ -11,7 +11,16 @@ from mope_jax.analysis.report import table, write_report
 from mope_jax.analysis.stats import summarize, t_quantile, t_sf2, welch
 
 
-def test_t_distribution_against_table_values():
+def test_t_distribution_against_closed_forms_and_table_values():
+    # closed forms: nu = 1 is Cauchy, q = tan(pi (p - 1/2)); nu = 2 has q = (2p - 1) sqrt(2 / (4
+    # p (1 - p))) and two-sided tail 1 - |t| / sqrt(t^2 + 2)
+    for p in (0.6, 0.9, 0.975, 0.995):
+        assert t_quantile(p, 1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-12)
+        q2 = (2 * p - 1) * math.sqrt(2 / (4 * p * (1 - p)))
+        assert t_quantile(p, 2) == pytest.approx(q2, rel=1e-12)
+    for t in (0.3, 1.0, 2.5, 7.0):
+        assert t_sf2(t, 2) == pytest.approx(1 - t / math.sqrt(t * t + 2), rel=1e-12)
+        assert t_sf2(-t, 1) == pytest.approx(1 - 2 * math.atan(t) / math.pi, rel=1e-12)
     assert t_quantile(0.975, 1) == pytest.approx(12.7062, abs=1e-4)
     assert t_quantile(0.975, 3) == pytest.approx(3.1824, abs=1e-4)
     assert t_quantile(0.975, 30) == pytest.approx(2.0423, abs=1e-4)
@@ -62,6 +71,19 @@ def test_report_table_and_files(tmp_path):
     assert "| 3 | 1.6000 | 0.1000 |" in row and "-0.5000" in row and "NON-CAUSAL" in row
     with pytest.raises(ValueError, match="baseline"):
         table([json.loads((tmp_path / "base/seed0/final.json").read_text())], baseline="nope")
+
+
+def test_paired_t_known_answer():
+    """d = 0.1, 0.2, 0.05: mean 7/60, var(d) 7/1200, so t^2 = (7/60)^2 / (7/3600) = 7 and, with
+    2 degrees of freedom, p = 1 - sqrt(7) / sqrt(7 + 2) = 1 - sqrt(7) / 3; interval mean +-
+    t_{0.975, 2} sqrt(7/3600)."""
+    from mope_jax.analysis.stats import paired_t
+
+    got = paired_t([2.0, 2.2, 2.1], [1.9, 2.0, 2.05])
+    assert got.mean == pytest.approx(7 / 60) and got.std == pytest.approx(math.sqrt(7 / 1200))
+    assert got.t == pytest.approx(math.sqrt(7)) and got.p == pytest.approx(1 - math.sqrt(7) / 3)
+    h = 0.95 * math.sqrt(2 / (4 * 0.975 * 0.025)) * math.sqrt(7 / 3600)
+    assert (got.ci_low, got.ci_high) == (pytest.approx(7 / 60 - h), pytest.approx(7 / 60 + h))
 
 
 def test_paired_t_against_scipy():

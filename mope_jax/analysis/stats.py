@@ -1,8 +1,10 @@
-"""Small-sample statistics for multi-seed comparisons (no scipy needed).
+"""Small-sample statistics for multi-seed comparisons, on ``scipy.stats``.
 
-Student-t tails come from the regularised incomplete beta function
-(``jax.scipy.special.betainc``, evaluated in float64 numpy-side via a continued fraction):
-    P(|T| > t) = I_{nu / (nu + t^2)}(nu / 2, 1 / 2).
+scipy gives the t distribution (quantiles, tails), the paired and Welch t-tests and the line
+fit's slope error; what it lacks, or gives in another form, is here: summaries with a t-interval
+of the mean, a paired comparison with its interval (``ttest_rel`` gives p, not the interval of
+the mean difference; with zero spread we return p 0 or 1 where scipy gives nan), Holm's
+step-down adjustment, and the seeded resampling weights of the block bootstrap.
 """
 
 from __future__ import annotations
@@ -11,62 +13,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
-
-def _betacf(a: float, b: float, x: float, iters: int = 300, eps: float = 3e-16) -> float:
-    """Continued fraction for the incomplete beta function (Numerical Recipes 6.4)."""
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
-    h = d
-    for m in range(1, iters + 1):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > 1e-300 else 1e-300
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > 1e-300 else 1e-300)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > 1e-300 else 1e-300
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < eps:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta I_x(a, b), float64."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbeta = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    )
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbeta) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbeta) * _betacf(b, a, 1.0 - x) / b
+from scipy import stats as _st
 
 
 def t_sf2(t: float, nu: float) -> float:
     """Two-sided tail P(|T| > |t|) of Student's t with nu degrees of freedom."""
-    return betainc(nu / 2.0, 0.5, nu / (nu + t * t))
+    return float(2.0 * _st.t.sf(abs(t), nu))
 
 
 def t_quantile(p: float, nu: float) -> float:
-    """q with P(T <= q) = p (p > 0.5), by bisection on the two-sided tail."""
-    target = 2.0 * (1.0 - p)
-    lo, hi = 0.0, 1e3
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_sf2(mid, nu) > target:
-            lo = mid
-        else:
-            hi = mid
-    return 0.5 * (lo + hi)
+    """q with P(T <= q) = p, Student's t with nu degrees of freedom."""
+    return float(_st.t.ppf(p, nu))
 
 
 @dataclass(frozen=True)
@@ -104,18 +61,19 @@ class Welch:
 
 
 def welch(a, b) -> Welch:
-    """Welch's unequal-variance t-test of mean(a) - mean(b)."""
+    """Welch's unequal-variance t-test of mean(a) - mean(b) (``scipy.stats.ttest_ind`` with
+    ``equal_var=False``); fewer than two values on a side: no test (nan); zero spread on both
+    sides: p 0 for a nonzero difference, 1 for none (scipy gives nan)."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if len(a) < 2 or len(b) < 2:
-        return Welch(float(a.mean() - b.mean()), float("nan"), float("nan"), float("nan"))
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     diff = float(a.mean() - b.mean())
-    se = math.sqrt(va + vb)
-    if se == 0:
+    if len(a) < 2 or len(b) < 2:
+        return Welch(diff, float("nan"), float("nan"), float("nan"))
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    if va + vb == 0:
         return Welch(diff, float("inf") if diff else 0.0, float("nan"), 0.0 if diff else 1.0)
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    t = diff / se
-    return Welch(diff, t, df, t_sf2(t, df))
+    r = _st.ttest_ind(a, b, equal_var=False)
+    return Welch(diff, float(r.statistic), float(df), float(r.pvalue))
 
 
 @dataclass(frozen=True)
@@ -132,9 +90,10 @@ class Paired:
 
 
 def paired_t(a, b, confidence: float = 0.95) -> Paired:
-    """Paired t-test of a - b (same length): t = mean(d) / (std(d) / sqrt(n)), n - 1 degrees of
-    freedom, the two-sided p of ``scipy.stats.ttest_rel``. With std(d) = 0 the test degenerates:
-    p = 0 for a nonzero mean (t = +-inf), p = 1 for mean 0 (t = 0), where scipy gives nan."""
+    """Paired t-test of a - b (same length): t and the two-sided p of ``scipy.stats.ttest_rel``
+    (t = mean(d) / (std(d) / sqrt(n)), n - 1 degrees of freedom), with the t-interval of
+    mean(d). With std(d) = 0 the test degenerates: p = 0 for a nonzero mean (t = +-inf), p = 1
+    for mean 0 (t = 0), where scipy gives nan."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired_t needs two 1-D arrays of one length, got {a.shape}, {b.shape}")
@@ -152,8 +111,8 @@ def paired_t(a, b, confidence: float = 0.95) -> Paired:
     if se == 0:
         t = math.copysign(float("inf"), mean) if mean else 0.0
         return Paired(n, mean, std, mean - h, mean + h, t, 0.0 if mean else 1.0)
-    t = mean / se
-    return Paired(n, mean, std, mean - h, mean + h, t, t_sf2(t, n - 1))
+    r = _st.ttest_rel(a, b)
+    return Paired(n, mean, std, mean - h, mean + h, float(r.statistic), float(r.pvalue))
 
 
 def holm(pvalues) -> list[float]:
@@ -184,22 +143,18 @@ class LineFit:
 
 
 def line_fit(x, y, confidence: float = 0.95) -> LineFit:
-    """Ordinary least squares of y on x (1-D, same length, at least two distinct x)."""
+    """Ordinary least squares of y on x (1-D, same length, at least two distinct x):
+    ``scipy.stats.linregress``, with the t-interval of the slope from its standard error."""
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     if x.shape != y.shape or x.ndim != 1 or len(set(x.tolist())) < 2:
         raise ValueError("line_fit needs two 1-D arrays of one length with two distinct x")
     n = len(x)
-    xm, ym = x.mean(), y.mean()
-    sxx = float(((x - xm) ** 2).sum())
-    slope = float(((x - xm) * (y - ym)).sum() / sxx)
-    intercept = float(ym - slope * xm)
-    resid = y - (intercept + slope * x)
-    sst = float(((y - ym) ** 2).sum())
-    r2 = 1.0 - float(resid @ resid) / sst if sst > 0 else 1.0
+    r = _st.linregress(x, y)
+    slope, intercept = float(r.slope), float(r.intercept)
+    r2 = float(r.rvalue) ** 2 if np.ptp(y) > 0 else 1.0
     if n < 3:
         return LineFit(n, slope, intercept, float("nan"), float("nan"), r2)
-    se = math.sqrt(float(resid @ resid) / (n - 2) / sxx)
-    h = t_quantile(0.5 + confidence / 2, n - 2) * se
+    h = t_quantile(0.5 + confidence / 2, n - 2) * float(r.stderr)
     return LineFit(n, slope, intercept, slope - h, slope + h, r2)
 
 

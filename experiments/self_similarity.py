@@ -104,8 +104,8 @@ SCALES = {
 MAX_VOCAB = 256
 BOOT_SEED = 0
 CONFIDENCE = 0.95
-# the pre-registered criterion (module docstring); written into the results JSON, which the
-# table and claim B4 are judged from
+# the criterion fixed before the bootstrap run (module docstring); written into the results
+# JSON, which the table and claim B4 are judged from
 MIN_R2 = 0.8
 MAX_ALPHA_SPREAD = 0.5
 SELF_SIMILAR, NOT_SELF_SIMILAR, UNDECIDED = "self-similar", "not self-similar", "undecided"
@@ -191,7 +191,7 @@ def replicates(toks: list[mi.Tokenized], profiles: list[dict], sc: dict, weights
 
 
 def bootstrap(toks: list[mi.Tokenized], profiles: list[dict], sc: dict, num_chars: int) -> dict:
-    """The pre-registered block bootstrap (module docstring); adds each profile's 95% band of
+    """The block bootstrap of the criterion (module docstring); adds each profile's 95% band of
     I(r)/I(1) as ``mi_norm_ci``."""
     num_blocks = -(-num_chars // sc["block_chars"])
     weights = stats.bootstrap_weights(num_blocks, sc["resamples"], seed=BOOT_SEED)
@@ -208,7 +208,7 @@ def bootstrap(toks: list[mi.Tokenized], profiles: list[dict], sc: dict, num_char
 
 
 def half_sample(toks: list[mi.Tokenized], profiles: list[dict], sc: dict, num_chars: int) -> dict:
-    """Post-hoc sensitivity check, NOT part of the criterion (added after the pre-registered
+    """Post-hoc sensitivity check, NOT part of the criterion (added after the criterion's
     run): the same blocks, each replicate half of them drawn without replacement, so no block
     is tallied twice and each replicate's shuffled floor is an ordinary estimator floor (the
     bootstrap's duplicated blocks make its floor correction approximate; the first run showed
@@ -232,7 +232,7 @@ def spreads(profiles: list[dict]) -> tuple[float, float]:
 
 def verdict(res: dict, criterion: dict) -> tuple[str, str]:
     """(verdict, the numbers that decided it) of one corpus of the results JSON under the
-    pre-registered criterion (module docstring); ``res`` needs ``collapse.power_law`` and
+    criterion (module docstring); ``res`` needs ``collapse.power_law`` and
     ``bootstrap.alpha``."""
     fits = res["collapse"]["power_law"]
     alphas = np.array(list(res["bootstrap"]["alpha"].values()))  # (G, B)
@@ -408,7 +408,7 @@ def markdown(payload, name) -> str:
 
 
 def uncertainty(payload: dict) -> list[str]:
-    """The block-bootstrap table and the verdicts of the pre-registered criterion."""
+    """The block-bootstrap table and the verdicts of the criterion (module docstring)."""
     crit = payload["criterion"]
     ci = lambda x: "[{:.2f}, {:.2f}]".format(*stats.percentile_interval(x, crit["confidence"]))  # noqa: E731
     boot = next(iter(payload["corpora"].values()))["bootstrap"]
@@ -419,7 +419,8 @@ def uncertainty(payload: dict) -> list[str]:
         f"resample minus its own shuffled-stream floor), seed {boot['seed']}; "
         f"{crit['confidence']:.0%} percentile intervals. Point values are the whole-corpus fits.",
         "",
-        f"Criterion (fixed before this run; `experiments/self_similarity.py` docstring): "
+        f"Criterion (fixed before the bootstrap run but after the point values of the earlier "
+        f"run were known, so not chosen blind; `experiments/self_similarity.py` docstring): "
         f"**self-similar** if every power-law fit over {crit['fit_chars'][0]:g}-"
         f"{crit['fit_chars'][1]:g} chars has R^2 >= {crit['min_r2']:g} and the CI of the alpha "
         f"spread (max - min over granularities) lies below {crit['max_alpha_spread']:g}; "
@@ -444,7 +445,7 @@ def uncertainty(payload: dict) -> list[str]:
         return lines
     lines += [
         "",
-        "Sensitivity check, added after the pre-registered run and not part of the criterion: "
+        "Sensitivity check, added after the bootstrap run and not part of the criterion: "
         "half-samples (each replicate draws half of the blocks without replacement, so no block "
         "is tallied twice and each replicate's floor is an ordinary estimator floor; for a mean "
         "over blocks they have the full sample's variance). 95% ranges of the replicates, and "
@@ -474,7 +475,7 @@ def _claim_b4(analysis, payload) -> cl.Verdict:
     ):
         return cl.untested()
     got = {n: verdict(corpora[n], payload["criterion"]) for n in names}
-    # mope_jax.claims' rule: each corpus's pre-registered verdict is resolved for or against
+    # mope_jax.claims' rule: each corpus's verdict by the criterion is resolved for or against
     # the paper, or undecided (its bootstrap interval holds the criterion's threshold)
     want = {names[0]: SELF_SIMILAR, names[1]: NOT_SELF_SIMILAR}
     each = [

@@ -92,7 +92,7 @@ def cpu_info() -> dict[str, Any]:
     """The CPU's model name and which of ``_CPU_FLAGS`` it has (Linux /proc/cpuinfo; None
     where that cannot be read). bf16 results differ between CPUs with and without AVX-512
     BF16, and the PyTorch reference's speed differed far more than ours between two of our
-    machines (README, speed section)."""
+    machines (experiments/results/bench/NOTES.md)."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:

@@ -92,8 +92,9 @@ Setup (our choices; the paper's are not public):
     (``Row.init_from``) and train FT_STEPS more steps at 2L under that rule (AdamW lr 1e-3,
     10 warmup steps, cosine to 0, fresh optimiser state, half the batch); evaluated at 2L on
     the windows and problems of the zero-shot ``2x`` columns (``analyze_finetuned``).
-Figures are not drawn by the campaign; ``results/paper_b/context_extension.png`` is the
-single-script version's.
+Figures: ``mope-jax report --regenerate`` draws ``<scale>/extension.png`` (loss and accuracy
+against the eval length per rule; :func:`figures`) beside the library's
+(mope_jax.analysis.figures).
 """
 
 from __future__ import annotations
@@ -1118,8 +1119,124 @@ def markdown(payload, name) -> str:
             f"{r['entropy']:.2f} | {r['tv_other_windows']:.3f} | {r['tv_other_domain']:.3f} | "
             f"{r['theta_eff_other_domain']:.4f} |"
         )
-    lines += ["", f"Figure: `{name}.png`.", ""]
+    lines += [
+        "",
+        "Figure: the campaign's, drawn from its records at each scale by `mope-jax report "
+        "--regenerate` (`../context_extension/<scale>/extension.png`); this script's "
+        f"cpu-scale `{name}.png` is no longer kept.",
+        "",
+    ]
     return "\n".join(lines)
+
+
+def figures(experiment: Experiment, by_scale: dict) -> dict:
+    """``mope-jax report --regenerate``'s figures beyond the library's (mope_jax.analysis.figures):
+    ``<scale>/extension.png`` at each scale with records (smoke excluded): per base row, the
+    loss (and the answer or retrieval accuracy) at 1x, 2x and 4x the training length under each
+    rule, mean and 95% t-interval over seeds (the numbers of the extension section), with the
+    rows fine-tuned at FT_FACTOR L beside the zero-shot points (squares)."""
+    from mope_jax.analysis.figures import TAB20, FigureData
+
+    def series(label, xs, cis, color, marker="o", line=True):
+        ok = [(x, c) for x, c in zip(xs, cis) if c is not None]
+        return {
+            "kind": "errorbar",
+            "x": [x for x, _ in ok],
+            "y": [c["mean"] for x, c in ok],
+            "yerr": [c["mean"] - c["lo"] if c["n"] > 1 else None for _, c in ok],
+            "fmt": marker + ("-" if line else ""),
+            "label": label,
+            "color": color,
+        }
+
+    out = {}
+    for sc in experiment.scales:
+        recs = {
+            k: [r for r in v if r.get("analysis")]
+            for k, v in by_row(by_scale.get(sc.name, [])).items()
+        }
+        if sc.name == "smoke" or not any(recs.values()):
+            continue
+        panels = []
+        for row in _bases(experiment):
+            rs = recs.get(row.name) or []
+            if not rs:
+                continue
+            per_seed = _per_seed(rs)
+            summ = summarise(per_seed)
+            L = per_seed[0]["train_length"]
+            tuned = {
+                rule: summarise(
+                    [
+                        {
+                            "loss": {"ft": r["analysis"]["loss"]},
+                            **(
+                                {"answer": {"ft": r["analysis"]["answer"]}}
+                                if "answer" in r["analysis"]
+                                else {}
+                            ),
+                            **(
+                                {"retrieval": {"ft": r["analysis"]["retrieval"]}}
+                                if "retrieval" in r["analysis"]
+                                else {}
+                            ),
+                        }
+                        for r in recs.get(ft_name(row.name, rule)) or []
+                    ]
+                )
+                if recs.get(ft_name(row.name, rule))
+                else None
+                for rule in FT_RULES
+            }
+            quantities = [("loss", "val loss (nats/char)")]
+            if summ["accuracy"]:
+                quantities.append(("accuracy", "answer accuracy (greedy)"))
+            if summ["retrieval"]:
+                quantities.append(("retrieval", "retrieval accuracy"))
+            for q, ylabel in quantities:
+                lines = []
+                for i, m in enumerate(METHODS):
+                    xs = [s * (1 + 0.04 * (i - 1.5)) for s in FACTORS]
+                    lines.append(
+                        series(m, xs, [summ[q].get(f"{m}@{s}") for s in FACTORS], TAB20[i])
+                    )
+                for rule, t in tuned.items():
+                    if t is not None and t[q].get("ft") is not None:
+                        i = METHODS.index(rule)
+                        x = FT_FACTOR * (1 + 0.04 * (i - 1.5)) * 1.12
+                        lines.append(
+                            series(
+                                f"{rule}, fine-tuned at {FT_FACTOR}L",
+                                [x],
+                                [t[q]["ft"]],
+                                TAB20[i],
+                                marker="s",
+                                line=False,
+                            )
+                        )
+                panels.append(
+                    {
+                        "title": f"{row.name} (trained at L = {L}, {len(rs)} seeds)",
+                        "ylabel": ylabel,
+                        "xticks": list(FACTORS),
+                        "series": lines,
+                    }
+                )
+        if panels:
+            out[f"{sc.name}/extension.png"] = FigureData(
+                "xy",
+                {
+                    "title": f"{experiment.title}, scale `{sc.name}`: eval-time extension, "
+                    "mean and 95% t-interval over seeds",
+                    "ncols": min(3, len(panels)),
+                    "legend": "figure",
+                    "xscale": "log",
+                    "xlabel": "eval length / train length",
+                    "panel_size": [3.4, 2.8],
+                    "panels": panels,
+                },
+            )
+    return out
 
 
 if __name__ == "__main__":

@@ -40,8 +40,9 @@ Setup (our choices; the paper's are not public):
     heads (all heads, no selection); also per layer and for the lowest-entropy head;
   * fit: slope-free estimate c = exp(mean over runs of log theta_eff + log W) with a 95%
     t-interval over runs, and the free slope of log theta_eff on log(1/W) (1 = the 1/W law).
-Figures are not drawn by the campaign (p is in every record); the committed
-``results/paper_b/freq_matching*.png`` are the single-script version's.
+Figures: ``mope-jax report --regenerate`` draws ``<scale>/fit.png`` (theta_eff against W, the
+fits; :func:`figures`) beside the library's (mope_jax.analysis.figures); the committed
+``results/paper_b/freq_matching*_{heatmap,spectra}.png`` are the single-script version's (cpu).
 """
 
 from __future__ import annotations
@@ -487,10 +488,12 @@ def markdown(payload: dict, name: str) -> str:
     steps = payload["config"]["train"]["max_steps"]
     lines = _body(payload["runs"], payload["task"], payload["W_definition"], steps)
     lines += [
-        f"Figures: `{name}_fit.png` (theta_eff against W), `{name}_heatmap.png` "
+        f"Figures: `{name}_heatmap.png` "
         "(p_i against training step from the runs' metrics.jsonl, seed 0, "
         "mean over layers and heads), "
-        f"`{name}_spectra.png` (final p_i per layer).",
+        f"`{name}_spectra.png` (final p_i per layer). theta_eff against W is drawn from the "
+        "campaign's records at each scale by `mope-jax report --regenerate` "
+        "(`../freq_matching/<scale>/fit.png`; this script's cpu-scale fit is no longer kept).",
         "",
     ]
     return "\n".join(lines)
@@ -666,6 +669,101 @@ def fit_with_distance(runs: list[dict]) -> dict | None:
         g_hi=float(coef[1] + hg),
         n=len(y),
     )
+
+
+def figures(experiment: Experiment, by_scale: dict) -> dict:
+    """``mope-jax report --regenerate``'s figures beyond the library's (mope_jax.analysis.figures):
+    ``<scale>/fit.png``, theta_eff against W per task at each scale with records (smoke
+    excluded): every run (hollow: its copy was not learned), the free-slope fit and the
+    slope-free c / W of :func:`fit_law` over the runs that learned the copy (as B1/B1r are
+    judged), and the law with the paper's c = 3.02 and with pi."""
+    from mope_jax.analysis.figures import FigureData
+
+    out = {}
+    for sc in experiment.scales:
+        recs = [r for r in by_scale.get(sc.name, []) if r.get("analysis")]
+        if sc.name == "smoke" or not recs:
+            continue
+        panels = []
+        for task, runs in runs_of(recs).items():
+            learned = [r for r in runs if r["copy_accuracy"] >= LEARNED]
+            series = []
+            for ok, label, hollow in ((True, "learned the copy", False), (False, "did not", True)):
+                pts = [r for r in runs if (r["copy_accuracy"] >= LEARNED) == ok]
+                if pts:
+                    series.append(
+                        {
+                            "kind": "points",
+                            "x": [r["W"] for r in pts],
+                            "y": [math.exp(r["log_theta_eff"]) for r in pts],
+                            "label": f"runs that {label} (accuracy >= {LEARNED:g})"
+                            if ok
+                            else f"runs that {label}",
+                            "color": "#1f77b4",
+                            "hollow": hollow,
+                            "size": 16,
+                        }
+                    )
+            ws = sorted({r["W"] for r in runs})
+            grid = np.geomspace(min(ws) / 1.2, max(ws) * 1.2, 50).tolist()
+            if len(learned) >= 2 and len({r["W"] for r in learned}) >= 2:
+                f = fit_law(learned)["log_theta_eff"]
+                series.append(
+                    {
+                        "kind": "line",
+                        "x": grid,
+                        "y": [f["c"] / w for w in grid],
+                        "label": f"c / W, c = {f['c']:.2f} (slope-free fit)",
+                        "color": "#1f77b4",
+                    }
+                )
+                if "slope" in f:
+                    series.append(
+                        {
+                            "kind": "line",
+                            "x": grid,
+                            "y": [math.exp(f["intercept"]) * w ** -f["slope"] for w in grid],
+                            "label": f"free slope {f['slope']:.2f} "
+                            f"[{f['slope_lo']:.2f}, {f['slope_hi']:.2f}]",
+                            "color": "#ff7f0e",
+                        }
+                    )
+            for c, label, color in (
+                (3.02, "paper: 3.02 / W", "#000000"),
+                (math.pi, "pi / W", "#7f7f7f"),
+            ):
+                series.append(
+                    {
+                        "kind": "line",
+                        "x": grid,
+                        "y": [c / w for w in grid],
+                        "label": label,
+                        "color": color,
+                        "linestyle": ":",
+                    }
+                )
+            panels.append(
+                {
+                    "title": f"{task} task: {len(runs)} runs, {len(learned)} learned the copy",
+                    "series": series,
+                }
+            )
+        if panels:
+            out[f"{sc.name}/fit.png"] = FigureData(
+                "xy",
+                {
+                    "title": f"{experiment.title}, scale `{sc.name}`: theta_eff against W",
+                    "ncols": len(panels),
+                    "legend": "each",
+                    "xscale": "log",
+                    "yscale": "log",
+                    "xlabel": "W (copy distance, tokens)",
+                    "ylabel": "theta_eff (rad/token)",
+                    "panel_size": [4.2, 3.4],
+                    "panels": panels,
+                },
+            )
+    return out
 
 
 if __name__ == "__main__":

@@ -550,8 +550,10 @@ def render_markdown(p: dict, json_path: Path) -> str:
         "the paper reports omega in "
         f"[1.11, 3.35], sigma in [1.49, 4.50], all pairs on the boundary.",
         "",
-        f"Plot: `{p['plot']}` "
-        "(sigma vs omega per cell, the hyperbola omega sigma = 5, init in grey).",
+        "Plot: the campaign's, drawn from its records by `mope-jax report --regenerate` "
+        "(sigma vs omega per cell, the hyperbola omega sigma = 5, init in grey): "
+        "`../omega_sigma_control/<scale>/omega_sigma.png`; this script's cpu-scale "
+        f"`{p['plot']}` is no longer kept.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -700,6 +700,9 @@ def render(root: str | Path) -> dict[Path, str]:
         ]
     )
     files = {root / "experiments" / "results" / "CLAIMS.md": doc}
+    from mope_jax.analysis.figures import ledger_forest
+
+    files[root / "experiments" / "results" / "claims_forest.png"] = ledger_forest(judged)
     readme = root / "README.md"
     if readme.is_file():
         text = readme.read_text()

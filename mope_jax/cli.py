@@ -282,6 +282,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from mope_jax import results
     from mope_jax.analysis import report
     from mope_jax.errors import UsageError
 
@@ -292,22 +293,28 @@ def cmd_report(args) -> int:
                 "to the run-records mode (mope-jax report RUN_DIRS --out F)"
             )
         paths = args.paths or [report.REGENERATE_DEFAULT]
-        files = report.render_all(paths)
-        drift = report.sync(files, check=args.check)
+        files = results.render_all(paths)
+        n_files = sum(2 if isinstance(v, report.FigureData) else 1 for v in files.values())
+        notes: list[str] = []
+        drift = report.sync(files, check=args.check, notes=notes)
+        for note in notes:  # figures not drawn (no matplotlib)
+            print(f"note: {note}", file=sys.stderr)
         shown = " ".join(args.paths or [report.REGENERATE_DEFAULT])
         if args.check:
             for f in drift:
-                print(
-                    f"drift: {_rel(f)} differs from what its JSON or records render; "
-                    f"fix: mope-jax report --regenerate {shown}"
+                what = (
+                    "is missing (a figure drawn from the .figure.json beside it)"
+                    if f.suffix == ".png"
+                    else "differs from what its JSON or records render"
                 )
+                print(f"drift: {_rel(f)} {what}; fix: mope-jax report --regenerate {shown}")
             if drift:
                 return 1
-            print(f"{len(files)} files up to date")
+            print(f"{n_files} files up to date")  # a figure: its .figure.json and its PNG
             return 0
         for f in drift:
             print(f"rewrote {_rel(f)}")
-        print(f"{len(files) - len(drift)} files up to date, {len(drift)} rewritten")
+        print(f"{n_files - len(drift)} files up to date, {len(drift)} rewritten")
         return 0
     if not args.paths or not args.out:
         raise UsageError(

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from mope_jax import campaign
-from mope_jax.analysis.report import regenerate
+from mope_jax.results import regenerate
 from mope_jax.cli import main
 from mope_jax.errors import CampaignError
 
@@ -424,7 +424,7 @@ def test_budget_estimate_follows_what_this_call_measured(tmp_path, monkeypatch, 
     root = make_root(tmp_path / "repo", audit=False)
     c = campaign.Campaign.open("tiny", "t", root)
     clock = [0.0]
-    monkeypatch.setattr(campaign.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(campaign.run.time, "monotonic", lambda: clock[0])
 
     table = root / "experiments" / "results" / "tiny" / "t" / "table.md"
     table_before = []  # whether the table was on disk when each group started
@@ -434,7 +434,7 @@ def test_budget_estimate_follows_what_this_call_measured(tmp_path, monkeypatch, 
         clock[0] += 100.0 * len(seeds)
         return list(seeds)
 
-    monkeypatch.setattr(campaign, "_train_group", fake_group)
+    monkeypatch.setattr(campaign.run, "_train_group", fake_group)
     # estimated 1000 s per run, 2100 s of budget: after base (200 s) 1900 s are left, less than
     # the 2000 s the records estimate for fast, but fast needs 200 s at the measured pace
     est = campaign.Estimate({"base": 1000.0, "fast": 1000.0}, 0.0, "test")
@@ -465,7 +465,7 @@ def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
     rec = {"row": "base", "env": {}, "train_seconds": 600.0}
     rec["campaign"] = {"group_seeds": [0, 1], "group_wall_s": 100.0}
     recs = [rec, dict(rec)]
-    monkeypatch.setattr(campaign, "read_records", lambda d: recs)
+    monkeypatch.setattr(campaign.estimate, "read_records", lambda d: recs)
     est = campaign.estimate_from_records(c, {})
     assert est.per_run["base"] == 300.0 and est.guessed == {"fast"}
     assert est.per_run["fast"] == 300.0  # the median, until measured
@@ -476,16 +476,16 @@ def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
         measured_rows.append(row.name)
         return campaign.Estimate({r.name: 50.0 for r in c.rows}, 0.0, f"measured on {row.name}")
 
-    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign.run, "estimate_by_measuring", fake_measure)
     both = est.measured_for_guessed(fake_measure(c, c.experiment.row("fast")), "fast")
     assert both.per_run == {"base": 300.0, "fast": 50.0} and both.guessed == set()
     assert both.scaled(2.0, "x").per_run == {"base": 600.0, "fast": 100.0}
     # run_campaign measures the first row without records, once
     measured_rows.clear()
     monkeypatch.undo()  # the real records (none) for the plan; the estimate is faked instead
-    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
-    monkeypatch.setattr(campaign, "estimate_from_records", lambda c, env: est)
-    monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
+    monkeypatch.setattr(campaign.run, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign.run, "estimate_from_records", lambda c, env: est)
+    monkeypatch.setattr(campaign.run, "_train_group", lambda c, row, seeds, *a: list(seeds))
     campaign.run_campaign(c, progress=False, budget_s=1e9)  # a budget: the estimate is needed
     assert measured_rows == ["fast"]
     assert "rows without one: measured on fast" in capsys.readouterr().out
@@ -505,9 +505,9 @@ def test_budget_measures_each_row_whose_pace_is_a_guess(tmp_path, monkeypatch, c
         per = {r.name: pace[row.name] for r in c.rows}
         return campaign.Estimate(per, 0.0, f"m {row.name}", frozenset(per) - {row.name})
 
-    monkeypatch.setattr(campaign, "estimate_from_records", lambda c, env: None)
-    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
-    monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
+    monkeypatch.setattr(campaign.run, "estimate_from_records", lambda c, env: None)
+    monkeypatch.setattr(campaign.run, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign.run, "_train_group", lambda c, row, seeds, *a: list(seeds))
     res = campaign.run_campaign(c, progress=False, budget_s=1000)
     assert measured_rows == ["base", "fast"]
     # at base's pace fast's two seeds (100 s) would fit; at its own (10000 s) not one does
@@ -547,12 +547,12 @@ def test_short_runs_without_a_budget_are_not_measured(tmp_path, monkeypatch, cap
         measured_rows.append(row.name)
         return campaign.Estimate({r.name: 50.0 for r in c.rows}, 0.0, f"measured on {row.name}")
 
-    monkeypatch.setattr(campaign, "estimate_by_measuring", fake_measure)
-    monkeypatch.setattr(campaign, "_train_group", lambda c, row, seeds, *a: list(seeds))
+    monkeypatch.setattr(campaign.run, "estimate_by_measuring", fake_measure)
+    monkeypatch.setattr(campaign.run, "_train_group", lambda c, row, seeds, *a: list(seeds))
     campaign.run_campaign(c, progress=False)
     out = capsys.readouterr().out
     assert measured_rows == [] and "ETA not measured: 4 runs, 48 training steps in all" in out
-    monkeypatch.setattr(campaign, "MEASURE_MIN_STEPS", 48)
+    monkeypatch.setattr(campaign.run, "MEASURE_MIN_STEPS", 48)
     campaign.run_campaign(c, progress=False, measure=False)  # --no-measure: a lease of minutes
     out = capsys.readouterr().out
     assert measured_rows == [] and "(--no-measure)" in out
@@ -594,7 +594,7 @@ def test_status_gives_the_eta_of_the_missing_runs_from_the_records(done, tmp_pat
     assert "for the 1 missing runs at the pace from 3 records of this campaign" in out
     walls = [json.loads(p.read_text())["campaign"] for p in record_files(root) if "fast" in str(p)]
     per_run = walls[0]["group_wall_s"] / len(walls[0]["group_seeds"])  # fast's own pace
-    assert f"ETA ~{campaign._minutes(per_run)} " in out and "a guess" not in out
+    assert f"ETA ~{campaign.minutes(per_run)} " in out and "a guess" not in out
     for p in (records_dir(root) / "fast").glob("seed*.json"):  # fast: no record of its own
         p.unlink()
     assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0

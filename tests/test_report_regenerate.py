@@ -6,7 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from mope_jax.analysis.report import regenerate, write_report
+from mope_jax.analysis.report import write_report
+from mope_jax.results import regenerate
 from mope_jax.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +26,7 @@ def _copy(tmp_path: Path) -> Path:
     shutil.copytree(
         ROOT / "experiments",
         tmp_path / "experiments",
-        ignore=shutil.ignore_patterns("*.png", "__pycache__"),
+        ignore=shutil.ignore_patterns("__pycache__"),  # with the figures' PNGs: checked too
     )
     return tmp_path / "experiments" / "results"
 

@@ -12,8 +12,9 @@ Committed tables are never typed: every results JSON that names a ``"renderer"``
 {file name beside the JSON: text}`` and must be a pure function of the JSON: no clock, no
 environment lookups.
 
-Campaigns (:mod:`mope_jax.campaign`) are regenerated too: every
-``<experiment>/<scale>/records/`` folder re-renders the ``table.md`` beside it.
+This module renders what one JSON names and writes rendered files (:func:`sync`); the
+orchestration over campaigns, the claims ledger and figures (``regenerate``) lives above the
+campaigns, in :mod:`mope_jax.results`: nothing here imports a campaign or the ledger.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from mope_jax.analysis.figures import FigureData
 from mope_jax.analysis.stats import summarize, welch
 from mope_jax.errors import MopeError
 from mope_jax.provenance import save_json, write_json
@@ -443,80 +445,26 @@ def render_json(json_path: str | Path) -> dict[Path, str]:
     return files
 
 
-def render_all(paths: list[str | Path]) -> dict[Path, str]:
-    files: dict[Path, str] = render_campaigns(paths)
-    for j in rendered_jsons(paths, required=not files):
-        files.update(render_json(j))
-    files.update(render_claims(paths))
-    return files
+def sync(
+    files: dict[Path, str | FigureData], *, check: bool = False, notes: list[str] | None = None
+) -> list[Path]:
+    """Write the rendered files (or with ``check``, only compare); the files that differed.
 
+    A :class:`~mope_jax.analysis.figures.FigureData` value at ``<name>.png`` is a figure: its
+    data file ``<name>.figure.json`` is compared byte for byte, the PNG only for being there,
+    and the PNG is drawn when its data changed or it is missing
+    (:func:`mope_jax.analysis.figures.sync_figure`; ``notes`` gets a line for each PNG that
+    could not be drawn, without matplotlib)."""
+    from mope_jax.analysis.figures import sync_figure
 
-def render_claims(paths: list[str | Path]) -> dict[Path, str]:
-    """The claims ledger (``experiments/results/CLAIMS.md`` and README.md's ledger block) of
-    every repository whose ``experiments/results`` folder is among ``paths``."""
-    from mope_jax import claims
-
-    files: dict[Path, str] = {}
-    for p in map(Path, paths):
-        p = p.resolve()
-        if p.name == "results" and p.parent.name == "experiments":
-            if (p.parent / "__init__.py").is_file():
-                files.update(claims.render(p.parent.parent))
-    return files
-
-
-def campaign_record_dirs(paths: list[str | Path]) -> list[Path]:
-    """Every ``<experiment>/<scale>/records`` folder at or below ``paths`` (campaign records)."""
-    found = []
-    for p in map(Path, paths):
-        if not p.is_dir():
-            continue
-        cands = [p] if p.name == "records" else []
-        cands += sorted(d for d in p.rglob("records") if d.is_dir())
-        found += [d for d in cands if any(x.is_dir() for x in d.iterdir())]
-    return list(dict.fromkeys(d.resolve() for d in found))
-
-
-def render_campaigns(paths: list[str | Path]) -> dict[Path, str]:
-    """``table.md`` of every campaign whose records are at or below ``paths``, rendered by
-    :func:`mope_jax.campaign.render_campaign` with the experiment imported from the repository
-    root that holds the results folder (``experiments.<experiment>``)."""
-    from mope_jax import campaign
-
-    files: dict[Path, str] = {}
-    for records in campaign_record_dirs(paths):
-        scale_dir = records.parent
-        exp_name = scale_dir.parent.name
-        root = next(
-            (d for d in scale_dir.parents if (d / "experiments" / "__init__.py").is_file()), None
-        )
-        if root is None:
-            raise ReportError(
-                f"{records}: campaign records outside a repository (no experiments/__init__.py "
-                "in any folder above)"
-            )
-        exp = campaign.load_experiment(exp_name, root)
-        files[scale_dir / "table.md"] = campaign.render_campaign(
-            exp, scale_dir.name, campaign.read_records(records)
-        )
-    return files
-
-
-def sync(files: dict[Path, str], *, check: bool = False) -> list[Path]:
-    """Write the rendered files (or with ``check``, only compare); the files that differed."""
     drift = []
     for path, text in files.items():
+        if isinstance(text, FigureData):
+            drift += sync_figure(path, text, check=check, notes=notes)
+            continue
         old = path.read_text() if path.is_file() else None
         if old != text:
             drift.append(path)
             if not check:
                 path.write_text(text)
     return drift
-
-
-def regenerate(paths: list[str | Path], *, check: bool = False) -> list[Path]:
-    """Re-render every file made from a JSON with a ``"renderer"`` at or below ``paths``.
-
-    Write mode rewrites the files whose text changed; ``check=True`` writes nothing. Either way
-    the return value is the files that differed from the rendering (a missing file differs)."""
-    return sync(render_all(paths), check=check)

@@ -1,0 +1,606 @@
+"""Figures that ``mope-jax report --regenerate --check`` can verify on any matplotlib.
+
+A figure is two files beside each other:
+
+    <name>.figure.json   its data: canonical JSON (sorted keys, floats at 6 significant digits,
+                         NaN as null), compared byte for byte like any rendered table;
+    <name>.png           drawn from that data alone, and only when the data text changed or the
+                         PNG is missing (PNG bytes differ between matplotlib versions, so they are
+                         never compared).
+
+``--check`` reports the data file when its text differs and the PNG when it is missing. The data
+holds a digest of the drawing code (``"drawer"``), so a changed drawer changes every data file and
+the PNGs are drawn again, never left as the old code drew them.
+
+Builders are pure functions of records (or of the claims ledger) that return a
+:class:`FigureData`; drawers are pure functions of the data (``matplotlib.figure.Figure``, never
+pyplot), looked up by the data's ``"figure"`` kind in :data:`DRAWERS`, so a PNG can be redrawn
+from its ``.figure.json`` alone (:func:`draw_file`). Matplotlib is optional (the ``plot``,
+``analysis`` and ``dev`` extras): without it the data is written and the PNG is not drawn (a
+stale PNG is removed, so ``--check`` reports it missing rather than passing a figure that does
+not show its data).
+
+The campaigns' own figures are built in :mod:`mope_jax.campaign.figures` from their records;
+:func:`ledger_forest` draws the claims ledger's effects (``experiments/results/claims_forest.png``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+SUFFIX = ".figure.json"
+DPI = 100
+SIGNIFICANT = 6
+MAX_LINES = 12  # curves: more rows than this in one panel are not legible
+MADE_BY = "mope-jax report --regenerate experiments/results"
+
+# colours by name (the hex of matplotlib's tab10/tab20, fixed here so the data names them)
+TAB20 = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#aec7e8",
+    "#ffbb78",
+    "#98df8a",
+    "#ff9896",
+    "#c5b0d5",
+    "#c49c94",
+    "#f7b6d2",
+    "#c7c7c7",
+    "#dbdb8d",
+    "#9edae5",
+)
+CAUSAL_COLOR = "#1f77b4"
+NONCAUSAL_COLOR = "#d62728"
+VERDICT_COLORS = {
+    "reproduced": "#2ca02c",
+    "contradicted": "#d62728",
+    "inconclusive": "#7f7f7f",
+    "untestable here": "#bcbd22",
+    "leak": "#9467bd",
+    "produced by the setup": "#ff7f0e",
+    "untested": "#c7c7c7",
+}
+_RC = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "legend.fontsize": 7,
+    "font.family": "DejaVu Sans",
+    "svg.hashsalt": "mope-jax",
+}
+
+
+# --------------------------------------------------------------------------- the data
+
+
+def _clean(x: Any) -> Any:
+    """JSON values with floats at :data:`SIGNIFICANT` significant digits (NaN/inf as None)."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if not math.isfinite(x):
+            return None
+        r = float(f"{x:.{SIGNIFICANT}g}")
+        return 0.0 if r == 0 else r
+    if x is None or isinstance(x, str):
+        return x
+    raise TypeError(f"figure data holds a {type(x).__name__}: {x!r}")
+
+
+def _dump(x: Any, level: int = 0) -> str:
+    """Indented JSON: one key a line, a list of plain values on one line (short diffs)."""
+    pad, inner = " " * level, " " * (level + 1)
+    if isinstance(x, dict):
+        if not x:
+            return "{}"
+        items = [f"{inner}{json.dumps(k)}: {_dump(x[k], level + 1)}" for k in sorted(x)]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(x, list):
+        if all(not isinstance(v, (dict, list)) for v in x):
+            return json.dumps(x, allow_nan=False)
+        return "[\n" + ",\n".join(inner + _dump(v, level + 1) for v in x) + "\n" + pad + "]"
+    return json.dumps(x, allow_nan=False)
+
+
+def canonical(data: dict) -> str:
+    """The data file's text: the same bytes for the same numbers on every machine."""
+    return _dump(_clean(data)) + "\n"
+
+
+@dataclass(frozen=True)
+class FigureData:
+    """A figure to write: ``kind`` (a key of :data:`DRAWERS`) and its data (JSON values)."""
+
+    kind: str
+    data: dict = field(default_factory=dict)
+
+    def payload(self) -> dict:
+        return {"figure": self.kind, "made_by": MADE_BY, "drawer": drawer_digest(), **self.data}
+
+    def text(self) -> str:
+        return canonical(self.payload())
+
+
+def drawer_digest() -> str:
+    """12 hex digits of the drawing code (this module's drawers section and its style): in the
+    data, so a changed drawer changes the data file, and ``--check`` asks for the PNGs to be
+    drawn again rather than passing PNGs drawn by the old code."""
+    global _DIGEST
+    if _DIGEST is None:
+        import hashlib
+
+        text = Path(__file__).read_text()
+        code = text[text.index(DRAWERS_MARK) :] + repr(sorted(_RC.items()))
+        _DIGEST = hashlib.sha256(code.encode()).hexdigest()[:12]
+    return _DIGEST
+
+
+_DIGEST: str | None = None
+DRAWERS_MARK = "# " + "-" * 75 + " drawers"
+
+
+def data_path(png: str | Path) -> Path:
+    """``forest.png`` -> ``forest.figure.json``."""
+    png = Path(png)
+    return png.with_name(png.stem + SUFFIX)
+
+
+# --------------------------------------------------------------------------- writing and checking
+
+
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def draw(payload: dict):
+    """The ``matplotlib.figure.Figure`` of a figure's data (ImportError without matplotlib)."""
+    import matplotlib
+
+    kind = payload.get("figure")
+    if kind not in DRAWERS:
+        raise ValueError(f"no drawer for figure kind {kind!r}; known: {', '.join(DRAWERS)}")
+    with matplotlib.rc_context(_RC):
+        return DRAWERS[kind](payload)
+
+
+def save_png(payload: dict, png: str | Path) -> bool:
+    """Draw ``payload`` into ``png`` (atomically); False (nothing written) without matplotlib."""
+    if not have_matplotlib():
+        return False
+    import matplotlib
+
+    png = Path(png)
+    png.parent.mkdir(parents=True, exist_ok=True)
+    tmp = png.with_name(f".{png.name}.{os.getpid()}.tmp")
+    with matplotlib.rc_context(_RC):
+        fig = draw(payload)
+        fig.savefig(tmp, dpi=DPI, format="png", metadata={"Software": None})
+    os.replace(tmp, png)
+    return True
+
+
+def draw_file(data_file: str | Path, png: str | Path | None = None) -> Path | None:
+    """Redraw the PNG of a ``.figure.json`` from that file alone (None without matplotlib)."""
+    data_file = Path(data_file)
+    png = Path(png) if png else data_file.with_name(data_file.name[: -len(SUFFIX)] + ".png")
+    return png if save_png(json.loads(data_file.read_text()), png) else None
+
+
+def sync_figure(
+    png: str | Path, fig: FigureData, *, check: bool = False, notes: list[str] | None = None
+) -> list[Path]:
+    """Write (or with ``check`` only compare) one figure; the paths that differed: its data file
+    when the text differs (or is missing), its PNG when missing. The PNG is drawn when the data
+    changed or the PNG is missing; without matplotlib a note says it was not drawn."""
+    png = Path(png)
+    dp = data_path(png)
+    text = fig.text()
+    old = dp.read_text() if dp.is_file() else None
+    drift = []
+    if old != text:
+        drift.append(dp)
+    if not png.is_file():
+        drift.append(png)
+    if check or not drift:
+        return drift
+    dp.parent.mkdir(parents=True, exist_ok=True)
+    if old != text:
+        dp.write_text(text)
+    if not save_png(json.loads(text), png):
+        stale = png.is_file()
+        if stale:
+            png.unlink()  # it shows other data: missing is the honest state
+        if notes is not None:
+            notes.append(
+                f"{png}: not drawn (matplotlib is not installed: pip install -e '.[plot]'); its "
+                f"data {dp.name} is written" + ("; the stale PNG was removed" if stale else "")
+            )
+    return drift
+
+
+# --------------------------------------------------------------------------- campaign figures
+
+
+# --------------------------------------------------------------------------- the ledger
+
+
+def _get(x, name: str):
+    return x.get(name) if isinstance(x, dict) else getattr(x, name)
+
+
+def ledger_forest(items) -> FigureData:
+    """The claims ledger's forest plot: one panel a paper and unit (paper A's val-loss
+    differences, paper B's, ...: the papers' effects differ by an order of magnitude), one row an
+    effect labelled "<claim> <label>", coloured by the claim's verdict, hollow where not causal,
+    the paper's value as an x. ``items``: ``(claim_id, verdict word, effects)`` tuples (effects:
+    :class:`mope_jax.claims.Effect` or dicts with its fields), or the ledger's ``Judged`` rows."""
+    rows = []
+    for it in items:
+        if hasattr(it, "claim") and hasattr(it, "verdict"):
+            cid, word, effects = it.claim.id, it.verdict.verdict, it.verdict.effects
+        else:
+            cid, word, effects = it
+        for e in effects:
+            lo, hi = _get(e, "ci_low"), _get(e, "ci_high")
+            ok = lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi)
+            rows.append(
+                {
+                    "group": cid[:1],
+                    "unit": _get(e, "unit") or "",
+                    "label": f"{cid} {_get(e, 'label')}",
+                    "verdict": word,
+                    "mean": _get(e, "mean"),
+                    "ci_low": lo if ok else None,
+                    "ci_high": hi if ok else None,
+                    "n": _get(e, "n"),
+                    "paper": _get(e, "paper"),
+                    "causal": bool(_get(e, "causal")),
+                }
+            )
+    keys = list(dict.fromkeys((r["group"], r["unit"]) for r in rows))
+    panels = [
+        {
+            "title": "",
+            "xlabel": _unit_label(u),
+            "labels": [r["label"] for r in rows if (r["group"], r["unit"]) == (p, u)],
+            "items": [
+                {k: v for k, v in r.items() if k not in ("unit", "label", "group")} | {"row": i}
+                for i, r in enumerate(x for x in rows if (x["group"], x["unit"]) == (p, u))
+            ],
+        }
+        for p, u in keys
+    ]
+    return FigureData(
+        "ledger_forest",
+        {
+            "title": "Claims ledger: each compared quantity with its 95% interval, coloured by "
+            "the claim's verdict",
+            "source": "experiments/results/CLAIMS.md (mope_jax.claims: Verdict.effects)",
+            "verdicts": {w: VERDICT_COLORS[w] for w in VERDICT_COLORS},
+            "panels": panels,
+        },
+    )
+
+
+def _unit_label(unit: str) -> str:
+    if unit == "nats":
+        return "val-loss difference (nats); negative = the first row lower"
+    if unit == "accuracy":
+        return "accuracy difference"
+    return unit
+
+
+# --------------------------------------------------------------------------- drawers
+
+
+def _new_figure(width: float, height: float):
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
+
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _wrap(text: str, width_in: float) -> str:
+    """A title wrapped to a figure ``width_in`` inches wide (9-point text)."""
+    import textwrap
+
+    return textwrap.fill(text, max(30, int(width_in * 13)))
+
+
+def _label_width(labels: list[str]) -> float:
+    return 0.3 + 0.055 * max((len(s) for s in labels), default=10)
+
+
+def _forest_axis(ax, labels, items, *, color_of, zero=True):
+    """Horizontal intervals, one row a label (top to bottom); paper values as x."""
+    n = len(labels)
+    ax.set_ylim(n - 0.5, -0.5)
+    ax.set_yticks(range(n))
+    ax.set_axisbelow(True)
+    ax.grid(axis="x", color="0.9", lw=0.6)
+    if zero:
+        ax.axvline(0.0, color="k", lw=0.9, zorder=2)
+    for it in items:
+        y, mean = it["row"], it["mean"]
+        if mean is None:
+            continue
+        color = color_of(it)
+        hollow = not it["causal"]
+        face = "white" if hollow else color
+        if it["ci_low"] is not None:
+            ax.errorbar(
+                mean,
+                y,
+                xerr=[[mean - it["ci_low"]], [it["ci_high"] - mean]],
+                fmt="o",
+                ms=5,
+                mfc=face,
+                mec=color,
+                ecolor=color,
+                elinewidth=1.3,
+                capsize=2.5,
+                zorder=3,
+            )
+            right = it["ci_high"]
+        else:
+            ax.plot([mean], [y], "o", ms=5, mfc=face, mec=color, zorder=3)
+            right = mean
+        if it.get("paper") is not None:
+            ax.plot([it["paper"]], [y], "x", ms=6, mew=1.5, color="k", zorder=4)
+        ax.annotate(
+            f"n {it['n']}",
+            (right, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            fontsize=6,
+            va="center",
+            color="0.3",
+        )
+    ax.margins(x=0.12)
+
+
+def draw_forest(p: dict):
+    from matplotlib.lines import Line2D
+
+    labels, panels = p["labels"], p["panels"]
+    n = len(labels)
+    width = _label_width(labels) + 3.0 * len(panels)
+    fig = _new_figure(width, 1.5 + 0.26 * n)
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, panel in zip(axes, panels):
+        _forest_axis(
+            ax,
+            labels,
+            panel["items"],
+            color_of=lambda it: CAUSAL_COLOR if it["causal"] else NONCAUSAL_COLOR,
+        )
+        split = p.get("first_vs_baseline")
+        if split:  # declared comparisons above, rows against the baseline below
+            ax.axhline(split - 0.5, color="0.5", lw=0.7, ls=":")
+        ax.set_title(panel["title"])
+    axes[0].set_yticklabels(labels)
+    fig.supxlabel(p["xlabel"], fontsize=8)
+    items = [it for panel in panels for it in panel["items"]]
+    handles = []
+    if any(it["causal"] for it in items):
+        handles.append(Line2D([], [], marker="o", ls="", color=CAUSAL_COLOR, label="causal rows"))
+    if not all(it["causal"] for it in items):
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                ls="",
+                mfc="white",
+                mec=NONCAUSAL_COLOR,
+                label="NON-CAUSAL (declared or audit LEAKS)",
+            )
+        )
+    if any(it.get("paper") is not None for it in items):
+        handles.append(Line2D([], [], marker="x", ls="", color="k", mew=1.5, label="paper's a - b"))
+    fig.legend(  # the title as the legend's title: a suptitle and a legend above collide
+        handles=handles,
+        loc="outside upper center",
+        ncols=3,
+        frameon=False,
+        title=_wrap(p["title"], width),
+        title_fontsize=9,
+    )
+    return fig
+
+
+def draw_ledger_forest(p: dict):
+    from matplotlib.lines import Line2D
+
+    panels = p["panels"]
+    colors = p["verdicts"]
+    if not panels:
+        fig = _new_figure(6, 1.5)
+        fig.text(0.5, 0.5, "no effects in the ledger yet", ha="center", va="center")
+        return fig
+    labels = [s for panel in panels for s in panel["labels"]]
+    heights = [len(panel["labels"]) + 1.6 for panel in panels]
+    width = _label_width(labels) + 4.5
+    fig = _new_figure(width, 1.2 + 0.26 * sum(heights))
+    axes = fig.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for ax, panel in zip(axes, panels):
+        _forest_axis(
+            ax,
+            panel["labels"],
+            panel["items"],
+            color_of=lambda it: colors.get(it["verdict"], "k"),
+        )
+        ax.set_yticklabels(panel["labels"])
+        ax.set_xlabel(panel["xlabel"])
+    used = list(dict.fromkeys(it["verdict"] for panel in panels for it in panel["items"]))
+    handles = [
+        Line2D([], [], marker="o", ls="", color=colors.get(w, "k"), label=w)
+        for w in colors
+        if w in used
+    ]
+    handles += [
+        Line2D([], [], marker="o", ls="", mfc="white", mec="0.3", label="not causal"),
+        Line2D([], [], marker="x", ls="", color="k", mew=1.5, label="the paper's value"),
+    ]
+    fig.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncols=4,
+        frameon=False,
+        title=_wrap(p["title"], width),
+        title_fontsize=9,
+    )
+    return fig
+
+
+def draw_xy(p: dict):
+    """Panels of series: ``line`` (x, y), ``points`` (x, y, hollow, size), ``errorbar`` (x, y,
+    yerr); a panel's ``hyperbola`` b draws y = b / x dashed."""
+    from matplotlib import ticker
+
+    panels = p["panels"]
+    ncols = max(1, min(int(p.get("ncols", len(panels))), len(panels)))
+    nrows = math.ceil(len(panels) / ncols)
+    pw, ph = p.get("panel_size", [3.2, 2.6])
+    legend = p.get("legend", "first")
+    extra = 2.2 if legend == "right" else 0.0
+    fig = _new_figure(pw * ncols + extra, ph * nrows + 0.5)
+    axes = fig.subplots(
+        nrows,
+        ncols,
+        squeeze=False,
+        sharex=bool(p.get("sharex")),
+        sharey=bool(p.get("sharey")),
+    )
+    for i, (ax, panel) in enumerate(zip(axes.flat, panels)):
+        for s in panel["series"]:
+            x = np.asarray(s["x"], np.float64)
+            y = np.asarray([np.nan if v is None else v for v in s["y"]], np.float64)
+            kw = {"color": s.get("color"), "label": s.get("label")}
+            if s["kind"] == "line":
+                ax.plot(
+                    x,
+                    y,
+                    ls=s.get("linestyle", "-"),
+                    marker=s.get("marker", "") or None,
+                    ms=3,
+                    lw=1.2,
+                    **kw,
+                )
+            elif s["kind"] == "errorbar":
+                ax.errorbar(
+                    x,
+                    y,
+                    yerr=np.asarray(s["yerr"], np.float64),
+                    fmt=s.get("fmt", "o-"),
+                    ms=3,
+                    capsize=2,
+                    lw=1.0,
+                    **kw,
+                )
+            else:
+                c = kw.pop("color")
+                if s.get("hollow"):
+                    ax.scatter(
+                        x, y, s=s.get("size", 8), facecolors="none", edgecolors=c, lw=0.6, **kw
+                    )
+                else:
+                    ax.scatter(x, y, s=s.get("size", 8), c=c, lw=0, **kw)
+        if panel.get("hyperbola"):
+            b = float(panel["hyperbola"])
+            xs = [v for s in panel["series"] for v in s["x"] if v]
+            lo, hi = (min(xs), max(xs)) if xs else (0.05, 3.3)
+            w = np.geomspace(lo / 1.15, hi * 1.15, 100)
+            ax.plot(w, b / w, "k--", lw=0.8, zorder=1)
+        for key, axis in (("xscale", ax.xaxis), ("yscale", ax.yaxis)):
+            value = panel.get(key, p.get(key))
+            if value:
+                (ax.set_xscale if key == "xscale" else ax.set_yscale)(value)
+            if value == "log":  # plain numbers at 1, 2, 3, 5 x 10^k
+                axis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+                axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+                axis.set_minor_formatter(ticker.NullFormatter())
+        if panel.get("xticks") is not None:
+            ax.set_xticks(panel["xticks"])
+        ax.set_title(panel.get("title", ""))
+        # a panel's own axis labels always; the figure's at the edges (bottom of each column,
+        # left of each row)
+        xl = panel.get("xlabel") or (p.get("xlabel") if i + ncols >= len(panels) else None)
+        yl = panel.get("ylabel") or (p.get("ylabel") if i % ncols == 0 else None)
+        if xl:
+            ax.set_xlabel(xl)
+        if yl:
+            ax.set_ylabel(yl)
+        for line in ("hlines", "vlines"):
+            for v in panel.get(line, []):
+                (ax.axhline if line == "hlines" else ax.axvline)(v, color="0.5", lw=0.7, ls=":")
+        if legend == "each" or (legend == "first" and i == 0):
+            ax.legend(fontsize=6, frameon=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    if legend in ("right", "figure"):  # one legend: every label of every panel, once
+        handles, labels = {}, []
+        for ax in axes.flat:
+            for h, lab in zip(*ax.get_legend_handles_labels()):
+                if lab not in handles:
+                    handles[lab] = h
+                    labels.append(lab)
+        if legend == "right":
+            fig.legend(
+                [handles[lab] for lab in labels], labels, loc="outside right upper", frameon=False
+            )
+        else:
+            fig.legend(
+                [handles[lab] for lab in labels],
+                labels,
+                loc="outside lower center",
+                # as many columns as fit the figure's width (7-point text, ~4.3 pt a character)
+                ncols=max(
+                    1,
+                    min(
+                        4,
+                        len(labels),
+                        int((pw * ncols + extra) * 72 / (4.3 * max(map(len, labels)) + 36)),
+                    ),
+                ),
+                frameon=False,
+            )
+    fig.suptitle(_wrap(p.get("title", ""), pw * ncols + extra), fontsize=9)
+    return fig
+
+
+DRAWERS: dict[str, Callable[[dict], Any]] = {
+    "forest": draw_forest,
+    "ledger_forest": draw_ledger_forest,
+    "xy": draw_xy,
+}

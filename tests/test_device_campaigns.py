@@ -82,16 +82,9 @@ def test_rows_and_seeds_reach_the_campaign_command(tmp_path):
     assert job.options() == ["--rows", "a-baseline,a-mope", "--seeds", "1"]
     assert dc.parse_jobs(["paper_a:mid"])[0].options() == []
     assert dc.parse_jobs(["paper_a:mid:a-mope"])[0].options() == ["--rows", "a-mope"]
-    seen = []
-
-    class Log:
-        def write(self, text):
-            seen.append(text)
-
-        def flush(self):
-            pass
-
-    dc.run_campaign(tmp_path, job, 2.0, Log(), runner=lambda cmd, **kw: _Done())
+    log = _Log()
+    seen = log.lines
+    dc.run_campaign(tmp_path, job, 2.0, log, runner=lambda cmd, **kw: _Done())
     cmd = seen[0].split()
     assert cmd[cmd.index("--rows") + 1] == "a-baseline,a-mope"
     assert cmd[cmd.index("--seeds") + 1] == "1" and cmd[cmd.index("--scale") + 1] == "reference"
@@ -99,6 +92,19 @@ def test_rows_and_seeds_reach_the_campaign_command(tmp_path):
 
 class _Done:
     returncode = 0
+
+
+class _Log:
+    """A log file that keeps what is written to it."""
+
+    def __init__(self):
+        self.lines = []
+
+    def write(self, text):
+        self.lines.append(text)
+
+    def flush(self):
+        pass
 
 
 def test_the_archive_is_written_after_each_job(tmp_path):
@@ -150,17 +156,10 @@ def test_no_estimate_runs_a_job_without_a_budget(tmp_path):
             runner=runner,
         )
         assert (calls[0] is not None) == expect_budget
-    seen = []
-
-    class Log:
-        def write(self, text):
-            seen.append(text)
-
-        def flush(self):
-            pass
-
+    log = _Log()
+    seen = log.lines
     (job,) = dc.parse_jobs(["paper_a:reference:a-mope:1"])
-    dc.run_campaign(tmp_path, job, None, Log(), runner=lambda cmd, **kw: _Done())
+    dc.run_campaign(tmp_path, job, None, log, runner=lambda cmd, **kw: _Done())
     assert "--budget-minutes" not in seen[0] and "--no-measure" in seen[0]
-    dc.run_campaign(tmp_path, job, 3.0, Log(), runner=lambda cmd, **kw: _Done())
+    dc.run_campaign(tmp_path, job, 3.0, log, runner=lambda cmd, **kw: _Done())
     assert "--budget-minutes 3.00" in seen[1]

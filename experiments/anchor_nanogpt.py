@@ -43,7 +43,7 @@ import numpy as np
 if not __package__:  # run as a file: sys.path[0] is experiments/, put the repository root first
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments.bench.run import NANOGPT_CHAR  # noqa: E402
+from experiments.bench.spec import NANOGPT_CHAR  # noqa: E402
 from mope_jax.campaign import Experiment, Row, Scale, by_row  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "anchor"

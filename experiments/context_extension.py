@@ -102,16 +102,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-from mope_jax.analysis.freq_energy import energy_report, probe_tokens
+from mope_jax.analysis import extension as ext
+from mope_jax.analysis.freq_energy import energy_report, energy_tv, probe_tokens
 from mope_jax.campaign import Experiment, Row, Scale, by_row
 from mope_jax.config import Config
 from mope_jax.data import igsm, retrieval
-from mope_jax.encodings.rope import extend_context
-from mope_jax.model import GPT
 
 try:
     from experiments import _paper_b as pb, _scales
@@ -308,79 +305,23 @@ ROWS = (
 ) + tuple(_ft_row(base, rule) for base in BASES for rule in FT_RULES)
 
 
-# one compiled forward per (config, shape); the params are an argument
-_forward = jax.jit(
-    lambda cfg, params, x: GPT(cfg).apply({"params": params}, x, deterministic=True),
-    static_argnums=0,
-)
-
-
-def eval_windows(val: np.ndarray, length: int, num: int) -> np.ndarray:
-    """(num, length + 1) fixed windows of the validation stream (inputs and targets)."""
-    starts = np.linspace(0, len(val) - length - 2, num).astype(np.int64)
-    return np.stack([val[s : s + length + 1] for s in starts]).astype(np.int32)
-
-
-def losses(model_cfg, params, val, L, num) -> dict:
-    out = {}
-    for s in FACTORS:
-        w = jnp.asarray(eval_windows(val, s * L, num))
-        for m in METHODS:
-            if s == 1 and m != "none":
-                out[f"{m}@1"] = out["none@1"]  # every method is the identity at s = 1 (tests)
-                continue
-            cfg = extend_context(model_cfg, m, float(s), original_length=L)
-            logits = _forward(cfg, params, w[:, :-1])
-            logp = jax.nn.log_softmax(logits, -1)
-            nll = -jnp.take_along_axis(logp, w[:, 1:, None], -1)[..., 0]  # (N, L')
-            out[f"{m}@{s}"] = {
-                "all": float(nll.mean()),
-                "beyond_L": float(nll[:, L:].mean()) if s > 1 else None,
-            }
-    return out
-
-
-def accuracies(model_cfg, params, vocab, L, n_problems, forced=()) -> dict:
-    """Per method and s: greedy answer and leaf accuracy on n_problems (igsm.answer_accuracy)
-    and the teacher-forced accuracies on ``forced`` problems (igsm.forced_accuracy)."""
-    probs = igsm.problems(n_problems, seed=777, ops_range=(1, 1), ops=OPS)
-    filler = igsm.encode(
+def _filler(vocab: tuple[str, ...]) -> np.ndarray:
+    """The text before each arithmetic prompt: 200 other problems (seed 778), encoded."""
+    return igsm.encode(
         "".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab
     )
-    out = {}
-    for s in FACTORS:
-        for m in METHODS:
-            if s == 1 and m != "none":
-                continue  # every method is the identity at s = 1 (checked by the tests)
-            cfg = extend_context(model_cfg, m, float(s), original_length=L)
 
-            def fn(x, cfg=cfg):
-                return _forward(cfg, params, jnp.asarray(x))
 
-            out[f"{m}@{s}"] = igsm.answer_accuracy(
-                fn,
-                probs,
-                context=s * L,
-                filler=filler,
-                max_new=MAX_NEW,
-                vocab=vocab,
-                batch=EVAL_BATCH,
-            ) | igsm.forced_accuracy(
-                fn, forced, context=s * L, filler=filler, vocab=vocab, batch=EVAL_BATCH
-            )
-    for m in METHODS[1:]:
-        out[f"{m}@1"] = out["none@1"]
-    return out
+def _answer_problems(scale: str) -> list:
+    """The greedy-decoding problems of a scale: fresh 1-operation problems (seed 777)."""
+    n = SCALES.get(scale, SCALES["cpu"])["problems"]
+    return igsm.problems(n, seed=777, ops_range=(1, 1), ops=OPS)
 
 
 def forced_problems(scale: str) -> list:
     """The teacher-forced problems of a scale: fresh 1-operation problems (seed 779)."""
     n = FORCED_PROBLEMS.get(scale, FORCED_PROBLEMS["cpu"])
     return igsm.problems(n, seed=779, ops_range=(1, 1), ops=OPS)
-
-
-def tv(p, q) -> float:
-    return float(0.5 * np.abs(np.asarray(p) - np.asarray(q)).sum(-1).mean())
 
 
 def map_text(ids_from: np.ndarray, vocab_from, vocab_to) -> np.ndarray:
@@ -421,7 +362,7 @@ def energy(cfg: Config, params, corpus, task: str, scale: str) -> dict:
         "theta_eff": own["theta_eff_mean"],
         "entropy": own["entropy_mean"],
         "theta_eff_layer": np.exp(np.asarray(own["log_theta_eff"]).mean(1)).tolist(),
-        "tv_other_windows": tv(own["p"], alt["p"]),
+        "tv_other_windows": energy_tv(own["p"], alt["p"]),
         "tv_other_domain": None,
         "theta_eff_other_domain": None,
         "p_layer": own["p_layer"],
@@ -433,7 +374,7 @@ def energy(cfg: Config, params, corpus, task: str, scale: str) -> dict:
         space = index.get(" ", 0)
         ids = np.array([index.get(c, space) for c in text], np.int32)
         dom = energy_report(cfg.model, params, probe_tokens(ids, T))
-        out["tv_other_domain"] = tv(own["p"], dom["p"])
+        out["tv_other_domain"] = energy_tv(own["p"], dom["p"])
         out["theta_eff_other_domain"] = dom["theta_eff_mean"]
     return out
 
@@ -443,36 +384,27 @@ def analyze(cfg: Config, state, corpus) -> dict:
     leaf accuracies) and the frequency energy (the record's ``analysis``)."""
     task, scale = task_of(cfg), scale_of(cfg)
     params, L = state.params, cfg.model.block_size
+    vocab = tuple(corpus.vocab)
     out = {
         "task": task,
         "train_length": L,
-        "loss": losses(cfg.model, params, np.asarray(corpus.val), L, EVAL_BATCH),
-    }
+        "loss": ext.losses(
+            cfg.model, params, np.asarray(corpus.val), L, EVAL_BATCH, factors=FACTORS,
+            methods=METHODS,
+        ),
+    }  # fmt: skip
     if task == "arithmetic":
-        n = SCALES.get(scale, SCALES["cpu"])["problems"]
-        out["answer"] = accuracies(
-            cfg.model, params, tuple(corpus.vocab), L, n, forced_problems(scale)
-        )
+        out["answer"] = ext.igsm_accuracies(
+            cfg.model, params, L, _answer_problems(scale), forced_problems(scale),
+            filler=_filler(vocab), vocab=vocab, max_new=MAX_NEW, batch=EVAL_BATCH,
+            factors=FACTORS, methods=METHODS,
+        )  # fmt: skip
     if task == "retrieval":
-        out["retrieval"] = retrieval_accuracies(cfg.model, params, tuple(corpus.vocab), L, scale)
+        out["retrieval"] = ext.retrieval_accuracies(
+            cfg.model, params, L, RETRIEVAL_PROBLEMS.get(scale, RETRIEVAL_PROBLEMS["cpu"]),
+            vocab=vocab, batch=EVAL_BATCH, factors=FACTORS, methods=METHODS,
+        )  # fmt: skip
     out["energy"] = energy(cfg, params, corpus, task, scale)
-    return out
-
-
-def retrieval_accuracies(model_cfg, params, vocab, L: int, scale: str) -> dict:
-    """Answer accuracy on RETRIEVAL_PROBLEMS fresh examples of s L characters for every method
-    and s (one forward pass per batch: the answer is the next character)."""
-    n = RETRIEVAL_PROBLEMS.get(scale, RETRIEVAL_PROBLEMS["cpu"])
-    out = {}
-    for s in FACTORS:
-        x, answers, _ = retrieval.examples(n, s * L + 2, seed=999 + s, vocab=vocab)
-        for m in METHODS:
-            if s == 1 and m != "none":
-                out[f"{m}@1"] = out["none@1"]
-                continue
-            cfg = extend_context(model_cfg, m, float(s), original_length=L)
-            fn = lambda x, cfg=cfg: _forward(cfg, params, jnp.asarray(x))  # noqa: E731
-            out[f"{m}@{s}"] = retrieval.accuracy(fn, x, answers, batch=EVAL_BATCH)
     return out
 
 
@@ -482,45 +414,25 @@ def analyze_finetuned(cfg: Config, state, corpus) -> dict:
     and leaf accuracies at context L'), and its frequency energy."""
     task, scale = task_of(cfg), scale_of(cfg)
     params, n, L = state.params, cfg.model.block_size, cfg.model.rope_original_length
-    w = jnp.asarray(eval_windows(np.asarray(corpus.val), n, EVAL_BATCH))
-    logp = jax.nn.log_softmax(_forward(cfg.model, params, w[:, :-1]), -1)
-    nll = -jnp.take_along_axis(logp, w[:, 1:, None], -1)[..., 0]  # (N, L')
+    vocab = tuple(corpus.vocab)
+    w = ext.windows(np.asarray(corpus.val), n, EVAL_BATCH)
     out = {
         "task": task,
         "train_length": L,
         "eval_length": n,
         "rule": cfg.model.rope_scaling,
-        "loss": {"all": float(nll.mean()), "beyond_L": float(nll[:, L:].mean())},
+        "loss": ext.window_losses(cfg.model, params, w, L),
     }
     if task == "arithmetic":
-        vocab = tuple(corpus.vocab)
-        probs = igsm.problems(
-            SCALES.get(scale, SCALES["cpu"])["problems"], seed=777, ops_range=(1, 1), ops=OPS
-        )
-        filler = igsm.encode(
-            "".join(p.text for p in igsm.problems(200, seed=778, ops_range=(1, 2), ops=OPS)), vocab
-        )
-        fn = lambda x: _forward(cfg.model, params, jnp.asarray(x))  # noqa: E731
-        out["answer"] = igsm.answer_accuracy(
-            fn,
-            probs,
-            context=n,
-            filler=filler,
-            max_new=MAX_NEW,
-            vocab=vocab,
-            batch=EVAL_BATCH,
-        ) | igsm.forced_accuracy(
-            fn, forced_problems(scale), context=n, filler=filler, vocab=vocab, batch=EVAL_BATCH
-        )
+        out["answer"] = ext.igsm_at(
+            cfg.model, params, n, _answer_problems(scale), forced_problems(scale),
+            filler=_filler(vocab), vocab=vocab, max_new=MAX_NEW, batch=EVAL_BATCH,
+        )  # fmt: skip
     if task == "retrieval":
-        x, answers, _ = retrieval.examples(
-            RETRIEVAL_PROBLEMS.get(scale, RETRIEVAL_PROBLEMS["cpu"]),
-            n + 2,
-            seed=999 + FT_FACTOR,
-            vocab=tuple(corpus.vocab),
-        )
-        fn = lambda x: _forward(cfg.model, params, jnp.asarray(x))  # noqa: E731
-        out["retrieval"] = retrieval.accuracy(fn, x, answers, batch=EVAL_BATCH)
+        out["retrieval"] = ext.retrieval_at(
+            cfg.model, params, n, RETRIEVAL_PROBLEMS.get(scale, RETRIEVAL_PROBLEMS["cpu"]),
+            seed=999 + FT_FACTOR, vocab=vocab, batch=EVAL_BATCH,
+        )  # fmt: skip
     out["energy"] = energy(cfg, params, corpus, task, scale)
     return out
 

@@ -52,10 +52,10 @@ import sys
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from mope_jax.analysis.freq_energy import energy_report, probe_tokens
+from mope_jax.analysis.freq_energy import energy_report, energy_tv, probe_tokens
+from mope_jax.analysis.probes import source_attention, target_accuracy
 from mope_jax.campaign import Experiment, Row, Scale
 from mope_jax.config import Config
 from mope_jax.data.dependency import (
@@ -66,7 +66,6 @@ from mope_jax.data.dependency import (
     measured_block_width,
     stream_to_text,
 )
-from mope_jax.model import GPT
 
 try:
     from experiments import _paper_b as pb
@@ -167,12 +166,7 @@ def copy_accuracy(
     cfg: Config, params, val: np.ndarray, task: str, v: int, num_windows: int = 16
 ) -> float:
     """Greedy accuracy on the copy targets of :func:`copy_windows`."""
-    x, j = copy_windows(cfg, val, task, v, num_windows)
-    logits = GPT(cfg.model).apply(
-        {"params": params}, jnp.asarray(x), deterministic=True
-    )  # (N, T, V)
-    pred = np.asarray(jnp.argmax(logits, -1))
-    return float(np.mean(pred[:, j - 1] == x[:, j]))
+    return target_accuracy(cfg.model, params, *copy_windows(cfg, val, task, v, num_windows))
 
 
 # A head "attends at the copy offset" when at least this share of the attention of the queries
@@ -185,17 +179,8 @@ def copy_attention(cfg: Config, params, val: np.ndarray, task: str, v: int) -> n
     """(L, H): mean attention from each query that predicts a copy target (position j - 1) to
     the key holding the target's source (position j - W, i.e. offset W - 1), on the windows
     of :func:`copy_windows`."""
-    from mope_jax.analysis.freq_energy import attention_probs
-
     x, j = copy_windows(cfg, val, task, v)
-    w = width_of(task, v)
-    probs = attention_probs(cfg.model, params, x)  # (L, N, H, T, S)
-    return probs[:, :, :, j - 1, j - w].mean(axis=(1, 3))
-
-
-def tv(p: np.ndarray, q: np.ndarray) -> float:
-    """Mean over (layer, head) of the total-variation distance between energy distributions."""
-    return float(0.5 * np.abs(np.asarray(p) - np.asarray(q)).sum(-1).mean())
+    return source_attention(cfg.model, params, x, j, width_of(task, v))
 
 
 def analyze(cfg: Config, state, corpus) -> dict:
@@ -252,9 +237,9 @@ def _measure(cfg: Config, params, init_params, val: np.ndarray, task: str, v: in
         "theta": rep["theta"],
         "p": p.tolist(),
         "stability_tv": {
-            "other_windows": tv(p, rep_b["p"]),
-            "random_tokens": tv(p, rep_r["p"]),
-            "vs_init": tv(p, rep_0["p"]),
+            "other_windows": energy_tv(p, rep_b["p"]),
+            "random_tokens": energy_tv(p, rep_r["p"]),
+            "vs_init": energy_tv(p, rep_0["p"]),
         },
         "copy_accuracy": copy_accuracy(cfg, params, val, task, v),
         **_copy_heads(cfg, params, val, task, v, np.asarray(rep["log_theta_eff"])),

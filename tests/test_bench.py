@@ -7,7 +7,7 @@ import time
 import jax
 import pytest
 
-from experiments.bench import measure, run
+from experiments.bench import measure, report, run, spec
 from mope_jax.config import ModelConfig
 from mope_jax.model import init_params
 
@@ -101,7 +101,7 @@ def test_summary_arithmetic_and_report():
             "result": {"causal": False, "tokens_per_s": 20.0, "compile_s": 1.0, "xla_temp_mb": 1.0}
         },
     }
-    s = run.summarize(recs)
+    s = report.summarize(recs)
     assert s["reference"]["jax/dp2"]["vs_torch"] == 0.5
     assert abs(s["reference"]["jax/dp2"]["mfu"] - 2000.0 * fpt / 100e9) < 1e-12
     t = s["targets"]
@@ -139,10 +139,10 @@ def test_summary_arithmetic_and_report():
         "records": recs,
         "summary": s,
     }
-    md = run.markdown(doc)
+    md = report.markdown(doc)
     assert "| fnet | **NON-CAUSAL** |" in md and "| learned | yes |" in md
     assert "**no**" in md  # the missed target is shown as missed
-    text = run.readme(doc, "bench_test.json")
+    text = report.readme(doc, "bench_test.json")
     assert "| jax_vs_torch>=1.0 (jax/dp2) | 0.50 | **no** | 50% |" in text
     assert "bench_test.json" in text and "Missed targets" in text
     assert "| f32_vs_torch>=1.0 @nanogpt-char | 0.90 | **no** | 10% |" in text
@@ -236,7 +236,7 @@ def test_profile_task_tells_attention_matmuls_from_dense_ones():
         "train.batch_size=2",
     ]
     task = [{"id": "p", "task": "profile", "args": {"overrides": small}}]
-    recs = run.worker(task, run.PROFILE, time.time() + 300, lambda m: None)
+    recs = run.worker(task, spec.PROFILE, time.time() + 300, lambda m: None)
     prof = recs["p"]["result"]
     assert prof is not None, recs["p"].get("error")
     share = prof["share"]

@@ -24,7 +24,8 @@ import threading
 import time
 from pathlib import Path
 
-from experiments.bench.run import DP2, RESULTS, ROOT, load_average, worker
+from experiments.bench.run import load_average, worker
+from experiments.bench.spec import DP2, RESULTS, ROOT
 
 TARGET = 1.5
 

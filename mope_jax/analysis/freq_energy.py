@@ -198,6 +198,16 @@ def energy_report(cfg, params: Params, tokens: np.ndarray) -> dict[str, Any]:
     return rep
 
 
+def energy_tv(p, q) -> float:
+    """Total-variation distance between two normalised energy distributions (..., F), averaged
+    over the leading axes (layers, heads): 0 for the same spectrum, 1 for disjoint ones. The
+    stability measure of a model's frequency use across prompts, domains or training."""
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    if p.shape != q.shape:
+        raise ValueError(f"energy distributions of shapes {p.shape} and {q.shape} differ")
+    return float(0.5 * np.abs(p - q).sum(-1).mean())
+
+
 def uses_rope(cfg) -> bool:
     return cfg.qk_position == "rope"
 

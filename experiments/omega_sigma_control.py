@@ -73,7 +73,6 @@ from experiments.paper_a import t_interval  # noqa: E402
 from mope_jax import claims as cl  # noqa: E402
 from mope_jax.analysis import spectra  # noqa: E402
 from mope_jax.analysis.report import rendered_note  # noqa: E402
-from mope_jax.attention.ega_m import ega_m_filter_sets, ega_m_init  # noqa: E402
 from mope_jax.campaign import Experiment, Row, Scale, by_row  # noqa: E402
 from mope_jax.config import Config, ModelConfig, TrainConfig  # noqa: E402
 from mope_jax.encodings.morlet import clamp_paper, morlet_init  # noqa: E402
@@ -184,18 +183,17 @@ def analyze(cfg: Config, state, corpus) -> dict:
     pre = PREFIX[model]
     init = getattr(cfg.model, f"{pre}_init")
     constraint = getattr(cfg.model, f"{pre}_constraint")
-    decayed = bool(
-        np.all(np.concatenate([np.ravel(x) for x in learned_logs(decay_mask(cfg, params), model)]))
-    )
+    masks = spectra.learned_logs(decay_mask(cfg, params), model)  # is each pair decayed?
+    decayed = bool(np.all(np.concatenate([np.ravel(x) for x in masks])))
     decay_cfg = (
         cfg
         if decayed
         else dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, weight_decay=0.0))
     )
-    lo0, ls0 = initial_logs(cfg, model, init)
+    lo0, ls0 = spectra.initial_logs(cfg, model, init)
     lo_pred = spectra.decay_only_prediction(decay_cfg, lo0)
     ls_pred = spectra.decay_only_prediction(decay_cfg, ls0)
-    lo, ls = learned_logs(params, model)
+    lo, ls = spectra.learned_logs(params, model)
     values = (spectra.mope_values if model == "mope" else spectra.ega_m_values)(cfg.model, params)
     return {
         "model": model,
@@ -418,34 +416,6 @@ def main(argv=None) -> int:
 # --------------------------------------------------------------------------- the earlier script
 # ``results/paper_a/omega_sigma_control_cpu{,_egam}.json`` (made by the single-script version of
 # this experiment) name ``render`` below as their renderer; the helpers are shared.
-
-
-def initial_logs(cfg: Config, model: str, init: str) -> tuple[np.ndarray, np.ndarray]:
-    """Initial (log_omega, log_sigma) of every learned pair, flattened.
-
-    MOPE: shape (E/2,); EGA-M: shape (L*H*4,) per head (``ega-m``), (L*4,) shared
-    (``ega-m-shared``, and the cells committed before issue 40).
-    """
-    if model == "mope":
-        return morlet_init(cfg.model.n_embd // 2, init=init, bound=cfg.model.mope_bound)
-    lo, ls = ega_m_init(init=init, bound=cfg.model.mope_bound)
-    sets = cfg.model.n_layer * ega_m_filter_sets(cfg.model)  # every head starts at the same init
-    return np.tile(lo, sets), np.tile(ls, sets)
-
-
-def learned_logs(params, model: str) -> tuple[np.ndarray, np.ndarray]:
-    """Learned raw (log_omega, log_sigma), flattened in the order of :func:`initial_logs`."""
-    if model == "mope":
-        p = params["mope"]
-        return np.asarray(p["log_omega"], np.float64), np.asarray(p["log_sigma"], np.float64)
-    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
-
-    def get(name: str) -> np.ndarray:
-        return np.concatenate(
-            [np.ravel(np.asarray(params[k]["attn"]["ega_m"][name], np.float64)) for k in layers]
-        )
-
-    return get("log_omega"), get("log_sigma")
 
 
 def reference_decay_prediction() -> dict:

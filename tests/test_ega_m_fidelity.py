@@ -343,6 +343,7 @@ def test_omega_sigma_control_analysis_counts_every_head():
     """The omega*sigma analysis of an ega-m cell has H x 4 pairs per layer: its init tiling
     matches the learned parameters' order (and stays 4 per layer for ega-m-shared)."""
     from experiments import omega_sigma_control as osc
+    from mope_jax.analysis import spectra
     from mope_jax.campaign import load_experiment, row_config
     from tests.test_omega_sigma_experiment import REPO
 
@@ -352,8 +353,8 @@ def test_omega_sigma_control_analysis_counts_every_head():
         c = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, attn_bias=name))
         params = init_params(c.model, jax.random.PRNGKey(0))
         n = c.model.n_layer * 4 * (c.model.n_head if name == "ega-m" else 1)
-        lo0, ls0 = osc.initial_logs(c, "ega-m", "off")
-        lo, ls = osc.learned_logs(params, "ega-m")
+        lo0, ls0 = spectra.initial_logs(c, "ega-m", "off")
+        lo, ls = spectra.learned_logs(params, "ega-m")
         assert lo0.shape == lo.shape == ls.shape == (n,)
         np.testing.assert_allclose(lo, lo0, rtol=1e-6)
         np.testing.assert_allclose(ls, ls0, rtol=1e-6)

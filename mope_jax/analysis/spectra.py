@@ -35,9 +35,11 @@ import jax
 import numpy as np
 
 from mope_jax.attention import registry
+from mope_jax.attention.ega_m import ega_m_filter_sets, ega_m_init
 from mope_jax.attention.ega_m import ega_m_values  # noqa: F401 (re-exported)
 from mope_jax.attention.morlet_rope import mope_values  # noqa: F401 (re-exported)
 from mope_jax.encodings.morlet import BOUNDARY_TOL, boundary_stats  # noqa: F401 (re-exported)
+from mope_jax.encodings.morlet import morlet_init
 from mope_jax.provenance import write_json  # noqa: F401 (re-exported)
 from mope_jax.typing import Params
 
@@ -98,6 +100,35 @@ def read_spectra(run_dir: str | Path, step: int | None = None) -> dict[str, np.n
 
 
 # --------------------------------------------------------------------------- predictions
+
+
+def initial_logs(cfg, model: str, init: str) -> tuple[np.ndarray, np.ndarray]:
+    """Initial raw (log_omega, log_sigma) of every learned Morlet pair of ``model`` ("mope": the
+    position table, "ega-m": EGA-M's filters) under ``init`` ("boundary" / "off"), flattened.
+
+    MOPE: shape (E/2,); EGA-M: shape (L*H*4,) per head (``ega-m``), (L*4,) shared
+    (``ega-m-shared``, and the cells committed before issue 40).
+    """
+    if model == "mope":
+        return morlet_init(cfg.model.n_embd // 2, init=init, bound=cfg.model.mope_bound)
+    lo, ls = ega_m_init(init=init, bound=cfg.model.mope_bound)
+    sets = cfg.model.n_layer * ega_m_filter_sets(cfg.model)  # every head starts at the same init
+    return np.tile(lo, sets), np.tile(ls, sets)
+
+
+def learned_logs(params, model: str) -> tuple[np.ndarray, np.ndarray]:
+    """Learned raw (log_omega, log_sigma), flattened in the order of :func:`initial_logs`."""
+    if model == "mope":
+        p = params["mope"]
+        return np.asarray(p["log_omega"], np.float64), np.asarray(p["log_sigma"], np.float64)
+    layers = sorted((k for k in params if k.startswith("h_")), key=lambda k: int(k[2:]))
+
+    def get(name: str) -> np.ndarray:
+        return np.concatenate(
+            [np.ravel(np.asarray(params[k]["attn"]["ega_m"][name], np.float64)) for k in layers]
+        )
+
+    return get("log_omega"), get("log_sigma")
 
 
 def decay_only_prediction(cfg, log_values: np.ndarray) -> np.ndarray:

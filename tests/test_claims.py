@@ -309,7 +309,7 @@ def test_bottom_line_groups_each_papers_claims_by_verdict_in_ledger_order():
             j("A1", "reproduced", "gate helps"),
             j("R1", "inconclusive", "ours"),
         ],
-        key=lambda x: claims._claim_order(x.claim.id),
+        key=lambda x: claims.claim_order(x.claim.id),
     )
     assert [x.claim.id for x in judged] == ["A0", "A1", "A5", "A5g", "C1", "R1"]
     text = claims.bottom_line(judged)

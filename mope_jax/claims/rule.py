@@ -1,4 +1,4 @@
-"""The claims ledger: each paper claim, the paper's number, and our verdict, from records.
+"""The verdict rule (this docstring) and the helpers every judge applies it with.
 
 An experiment declares its claims (``Experiment.claims``); each :class:`Claim` has a
 ``judge(experiment, records_by_scale) -> Verdict`` that reads only campaign records, so the
@@ -62,97 +62,10 @@ decides).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
-VERDICTS = (
-    "reproduced",
-    "contradicted",
-    "inconclusive",
-    "untestable here",
-    "leak",
-    "produced by the setup",
-    "untested",
-)
-MARGIN_NATS = 0.02  # equivalence margin of a negative claim on a loss (nats)
-FALLING_NATS = 0.02  # a row whose val loss still fell more than this over its last quarter
-CHANCE_MARGIN = 0.05  # an accuracy whose interval reaches below chance + this is at chance
-BEGIN, END = "<!-- claims ledger -->", "<!-- end claims ledger -->"
-
-
-@dataclass(frozen=True)
-class Effect:
-    """One compared quantity behind a verdict, for the ledger's forest plot: a difference (or a
-    slope, a fraction) with its 95% interval, the paper's value on the same footing where the
-    paper gives one, and whether every row behind it is causal (declared and audited)."""
-
-    label: str  # e.g. "a-ega-morlet-causal - a-baseline"
-    mean: float
-    ci_low: float
-    ci_high: float
-    n: int
-    paper: float | None = None
-    causal: bool = True
-    unit: str = "nats"  # what the axis measures: "nats" (a val-loss difference), "slope", ...
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A claim's verdict. ``scale`` and ``rows`` name the records that decided it (the ledger
-    states their parameters, training tokens, seeds and convergence from them; rows may be
-    fnmatch patterns such as ``copy-B*``); ``effects`` are the compared quantities, drawn in the
-    ledger's forest plot."""
-
-    verdict: str
-    evidence: str = ""  # mean, 95% CI, n and scale of what decided it
-    causality: str = ""  # of the rows involved
-    scale: str = ""
-    rows: tuple[str, ...] = ()
-    effects: tuple[Effect, ...] = ()
-
-    def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
-        object.__setattr__(self, "rows", tuple(self.rows))
-        object.__setattr__(self, "effects", tuple(self.effects))
-
-
-def effect(t, label: str, paper: float | None = None, causal: bool = True, unit: str = "nats"):
-    """An :class:`Effect` from a Paired (mean, ci_low, ci_high, n)."""
-    return Effect(
-        label, float(t.mean), float(t.ci_low), float(t.ci_high), int(t.n), paper, causal, unit
-    )
-
-
-@dataclass(frozen=True)
-class Claim:
-    """``judge(experiment, records_by_scale)``: records_by_scale maps each scale name that has
-    records to them (as :func:`mope_jax.campaign.read_records` returns them)."""
-
-    id: str
-    text: str
-    paper_value: str
-    judge: Callable[..., Verdict]
-    test: str  # what would test it: shown while the verdict is untested
-    short: str = ""  # a few words for the bottom line (the text when empty)
-
-
-@dataclass(frozen=True)
-class Analysis:
-    """The claims of a study without campaign records, judged from its results JSON.
-
-    Declared as ``ANALYSIS = Analysis(...)`` in ``experiments/<name>.py``; ``results`` is the
-    JSON's path relative to ``experiments/results/`` (``paper_b/self_similarity.json``) and each
-    claim's judge is ``judge(analysis, payload) -> Verdict``, payload the parsed JSON or None."""
-
-    name: str
-    results: str
-    claims: tuple[Claim, ...]
-
-
-# --------------------------------------------------------------------------- judging helpers
+from mope_jax.claims.spec import CHANCE_MARGIN, FALLING_NATS, MARGIN_NATS, Verdict
 
 
 def decisive_scale(experiment, records_by_scale: dict, rows: Sequence[str]) -> str | None:
@@ -377,7 +290,7 @@ def matching(records: list[dict], rows: Sequence[str]) -> dict[str, list[dict]]:
     return out
 
 
-def _millions(values: Sequence[float]) -> str:
+def millions(values: Sequence[float]) -> str:
     lo, hi = min(values) / 1e6, max(values) / 1e6
 
     def f(x):
@@ -415,9 +328,9 @@ class ScaleFacts:
         """'0.8-0.84M params, 8.19M tokens a run, 5 seeds'."""
         parts = []
         if self.params:
-            parts.append(f"{_millions(self.params)} params")
+            parts.append(f"{millions(self.params)} params")
         if self.tokens:
-            parts.append(f"{_millions(self.tokens)} tokens a run")
+            parts.append(f"{millions(self.tokens)} tokens a run")
         if self.seeds is None:
             parts.append(f"{self.runs} runs over {self.rows} rows")
         else:
@@ -476,239 +389,3 @@ def scale_note(facts: ScaleFacts | None, v: Verdict) -> str:
     if not facts.runs:
         return f"`{facts.scale}` (paper: {facts.paper})"
     return f"`{facts.scale}`: {facts.budget()} (paper: {facts.paper}); {facts.convergence()}"
-
-
-# --------------------------------------------------------------------------- the ledger
-
-
-def experiments_with_claims(root: Path) -> list:
-    from mope_jax.campaign import available, load_experiment
-
-    out = []
-    for name in available(root):
-        exp = load_experiment(name, root)
-        if getattr(exp, "claims", ()):
-            out.append(exp)
-    return out
-
-
-def analyses_with_claims(root: Path) -> list[Analysis]:
-    """``ANALYSIS`` of every module ``experiments/<name>.py`` that declares one (found by its
-    text, then imported by module name)."""
-    import re
-
-    from mope_jax.campaign import import_experiment_module
-
-    out = []
-    for p in sorted((Path(root) / "experiments").glob("*.py")):
-        if p.stem.startswith("_") or not re.search(r"^ANALYSIS\b", p.read_text(), re.M):
-            continue
-        analysis = getattr(import_experiment_module(p.stem, Path(root)), "ANALYSIS", None)
-        if not isinstance(analysis, Analysis):
-            raise TypeError(f"{p}: ANALYSIS must be a mope_jax.claims.Analysis")
-        if analysis.claims:
-            out.append(analysis)
-    return out
-
-
-PAPERS = {
-    "A": "Paper A (MOPE, energy-gated attention)",
-    "B": "Paper B (data shape RoPE frequency use)",
-    "C": "Paper C (FourierQK)",
-    "R": "Ours, beyond the papers",
-}
-BOTTOM_BEGIN, BOTTOM_END = "<!-- bottom line -->", "<!-- end bottom line -->"
-# the bottom line's groups of verdicts, in the order a reader wants them
-GROUPS = (
-    ("holds", ("reproduced",)),
-    ("contradicted", ("contradicted",)),
-    ("a leak or produced by the setup", ("leak", "produced by the setup")),
-    ("open", ("inconclusive", "untestable here", "untested")),
-)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """One ledger row: the claim, its verdict, and the scale text of what decided it."""
-
-    claim: Claim
-    verdict: Verdict
-    scale: str
-    facts: ScaleFacts | None = None
-
-    @property
-    def paper(self) -> str:
-        return self.claim.id[:1] if self.claim.id[:1] in PAPERS else "R"
-
-
-def _claim_order(claim_id: str) -> tuple:
-    """A0 < A1 < ... < A5 < A5g < B1 < B1r < B2 < ... < C5 < R1: paper, number, suffix."""
-    import re
-
-    m = re.match(r"([A-Z]+)(\d*)(.*)", claim_id)
-    letter, num, rest = m.groups() if m else (claim_id, "", "")
-    papers = list(PAPERS)
-    return (papers.index(letter) if letter in papers else len(papers), int(num or 0), rest)
-
-
-def judge_all(root: str | Path) -> list[Judged]:
-    """Every claim of every experiment and analysis under ``root``, judged, in ledger order
-    (paper A, B, C, then ours; by number within a paper)."""
-    from mope_jax.campaign import read_records
-
-    root = Path(root)
-    out = []
-    for exp in experiments_with_claims(root):
-        results = root / "experiments" / "results" / exp.name
-        by_scale = {}
-        for sc in exp.scales:
-            recs = read_records(results / sc.name / "records")
-            if recs:
-                by_scale[sc.name] = recs
-        for claim in exp.claims:
-            v = claim.judge(exp, by_scale)
-            facts = scale_facts(exp, by_scale, v)
-            out.append(Judged(claim, v, scale_note(facts, v), facts))
-    for analysis in analyses_with_claims(root):
-        path = root / "experiments" / "results" / analysis.results
-        payload = json.loads(path.read_text()) if path.is_file() else None
-        for claim in analysis.claims:
-            v = claim.judge(analysis, payload)
-            note = f"`{v.scale}`" if v.scale else "no training (statistics of corpora)"
-            out.append(Judged(claim, v, note))
-    return sorted(out, key=lambda j: _claim_order(j.claim.id))
-
-
-def _row(j: Judged) -> str:
-    claim, v = j.claim, j.verdict
-    evidence = v.evidence or ("what would test it: " + claim.test)
-    return (
-        f"| {claim.id}: {claim.text} | {claim.paper_value} | **{v.verdict}** | "
-        f"{evidence} | {j.scale} | {v.causality or '-'} |"
-    )
-
-
-def ledger(root: str | Path, judged: list[Judged] | None = None) -> str:
-    """The claims table of every experiment under ``root/experiments`` (markdown)."""
-    judged = judge_all(root) if judged is None else judged
-    lines = [
-        "| claim | paper's number | our verdict | evidence (mean, 95% CI, n, scale) | "
-        "scale: ours (the paper's); convergence | causality of the rows |",
-        "|---|---|---|---|---|---|",
-    ]
-    return "\n".join(lines + [_row(j) for j in judged])
-
-
-def _short(j: Judged) -> str:
-    return f"{j.claim.id} {j.claim.short or j.claim.text}"
-
-
-def bottom_line(judged: list[Judged]) -> str:
-    """For each paper, its claims grouped as: holds, contradicted, a leak or produced by the
-    setup, open (inconclusive, untestable here, untested), each claim with the scale that
-    decided it: generated from the ledger, never typed."""
-    lines = []
-    for paper, title in PAPERS.items():
-        mine = [j for j in judged if j.paper == paper]
-        if not mine:
-            continue
-        lines.append(f"**{title}**")
-        lines.append("")
-        for name, verdicts in GROUPS:
-            hits = [j for j in mine if j.verdict.verdict in verdicts]
-            if not hits:
-                continue
-            if name == "open":
-                text = "; ".join(f"{_short(j)} (*{j.verdict.verdict}*)" for j in hits)
-            elif name.startswith("a leak"):
-                text = "; ".join(f"{_short(j)} (*{j.verdict.verdict}*)" for j in hits)
-            else:
-                text = "; ".join(_short(j) for j in hits)
-            lines.append(f"- {name}: {text}")
-        lines += _scale_lines(mine)
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def _scale_lines(judged: list[Judged]) -> list[str]:
-    """'- at `mid` (A0-A5): 0.8-0.84M params, ... (the paper: ...); still falling in ...'
-    for each scale that decided some of ``judged``."""
-    out = []
-    scales = dict.fromkeys(j.facts.scale for j in judged if j.facts and j.facts.runs)
-    for sc in scales:
-        js = [j for j in judged if j.facts and j.facts.runs and j.facts.scale == sc]
-        params = [p for j in js for p in j.facts.params]
-        tokens = [t for j in js for t in j.facts.tokens]
-        seeds = sorted({j.facts.seeds for j in js if j.facts.seeds is not None})
-        budget = []
-        if params:
-            budget.append(f"{_millions(params)} params")
-        if tokens:
-            budget.append(f"{_millions(tokens)} tokens a run")
-        if seeds:
-            budget.append(
-                f"{seeds[0]}{'-' + str(seeds[-1]) if seeds[-1] != seeds[0] else ''} seeds"
-            )
-        ids = ", ".join(j.claim.id for j in js)
-        paper = js[0].facts.paper
-        theirs = "" if paper.startswith("no paper") else f" (the paper: {paper})"
-        text = f"- at `{sc}` ({ids}): {', '.join(budget)}{theirs}"
-        falling = [j for j in js if j.facts.falling]
-        if falling:
-            worst = min(c for j in falling for _, c in j.facts.falling)
-            text += (
-                f"; compared models still falling in {', '.join(j.claim.id for j in falling)} "
-                f"(val loss down by up to {-worst:.3f} nats over the last quarter of training)"
-            )
-        out.append(text)
-    return out
-
-
-def _replace_block(text: str, begin: str, end: str, body: str) -> str:
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    return f"{head}{begin}\n{body}\n{end}{tail}"
-
-
-def render(root: str | Path) -> dict[Path, str]:
-    """``experiments/results/CLAIMS.md`` and README.md with its ledger block and its bottom-line
-    block replaced (each only when the README has its markers); nothing when no experiment
-    declares claims."""
-    root = Path(root)
-    if not experiments_with_claims(root) and not analyses_with_claims(root):
-        return {}
-    judged = judge_all(root)
-    table = ledger(root, judged)
-    bottom = bottom_line(judged)
-    doc = "\n".join(
-        [
-            "# Claims ledger",
-            "",
-            "Generated by `mope-jax report --regenerate experiments/results` from the campaign "
-            "records under `experiments/results/<experiment>/<scale>/records/` and, for studies "
-            "that train nothing, their committed results JSON (the judges are the `claims` of "
-            "each `experiments/<name>.py`; the rule is `mope_jax/claims.py`'s docstring). Do "
-            "not edit by hand.",
-            "",
-            "## Bottom line",
-            "",
-            bottom,
-            "## Every claim",
-            "",
-            table,
-            "",
-        ]
-    )
-    files = {root / "experiments" / "results" / "CLAIMS.md": doc}
-    from mope_jax.analysis.figures import ledger_forest
-
-    files[root / "experiments" / "results" / "claims_forest.png"] = ledger_forest(judged)
-    readme = root / "README.md"
-    if readme.is_file():
-        text = readme.read_text()
-        if BEGIN in text and END in text:
-            text = _replace_block(text, BEGIN, END, table)
-            if BOTTOM_BEGIN in text and BOTTOM_END in text:
-                text = _replace_block(text, BOTTOM_BEGIN, BOTTOM_END, bottom.rstrip("\n"))
-            files[readme] = text
-    return files

@@ -360,7 +360,7 @@ def a5_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
 def a5g_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
     """Claim A5g, the same rule, unchanged, on EGA-M's 12 cells (paper 1's gate, NON-CAUSAL
     full z-norm). The rule was fixed for A5 before any EGA-M cell ran at `mid`; by it, a
-    paper-setup fraction below 0.99 reads not reproduced even when every foil is far lower."""
+    paper-setup fraction below 0.99 reads contradicted even when every foil is far lower."""
     return _boundary_judge(exp, by_scale, "ega-m")
 
 

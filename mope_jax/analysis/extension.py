@@ -98,17 +98,12 @@ def losses(
     val: np.ndarray,
     L: int,
     num: int,
-    *,
-    factors: tuple[int, ...] = FACTORS,
-    methods: tuple[str, ...] = METHODS,
+    **grid,
 ) -> dict:
-    """Per rule and s: :func:`window_losses` of ``num`` fixed windows of s L + 1 tokens."""
+    """Per rule and s: :func:`window_losses` of ``num`` fixed windows of s L + 1 tokens
+    (``grid``: :func:`sweep`'s ``factors`` and ``methods``)."""
     return sweep(
-        model_cfg,
-        L,
-        lambda cfg, s: window_losses(cfg, params, windows(val, s * L, num), L),
-        factors=factors,
-        methods=methods,
+        model_cfg, L, lambda cfg, s: window_losses(cfg, params, windows(val, s * L, num), L), **grid
     )
 
 
@@ -143,10 +138,9 @@ def igsm_accuracies(
     vocab: tuple[str, ...],
     max_new: int,
     batch: int,
-    factors: tuple[int, ...] = FACTORS,
-    methods: tuple[str, ...] = METHODS,
+    **grid,
 ) -> dict:
-    """Per rule and s: :func:`igsm_at` with context s L."""
+    """Per rule and s: :func:`igsm_at` with context s L (``grid`` as in :func:`losses`)."""
     return sweep(
         model_cfg,
         L,
@@ -154,8 +148,7 @@ def igsm_accuracies(
             cfg, params, s * L, problems, forced,
             filler=filler, vocab=vocab, max_new=max_new, batch=batch,
         ),
-        factors=factors,
-        methods=methods,
+        **grid,
     )  # fmt: skip
 
 
@@ -176,15 +169,13 @@ def retrieval_accuracies(
     vocab: tuple[str, ...],
     batch: int,
     seed: int = 999,
-    factors: tuple[int, ...] = FACTORS,
-    methods: tuple[str, ...] = METHODS,
+    **grid,
 ) -> dict:
     """Per rule and s: :func:`retrieval_at` at context s L on examples of seed ``seed + s``
-    (one example set per s, shared by the rules)."""
+    (one example set per s, shared by the rules; ``grid`` as in :func:`losses`)."""
     return sweep(
         model_cfg,
         L,
         lambda cfg, s: retrieval_at(cfg, params, s * L, n, seed=seed + s, vocab=vocab, batch=batch),
-        factors=factors,
-        methods=methods,
+        **grid,
     )

@@ -252,6 +252,15 @@ OLD_PHASE_SHIFT_NOTE = (
 )
 
 
+def outdated(record: dict) -> str | None:
+    """Why a record's surrogate analysis is not the authors' (``Experiment.outdated``): made
+    with our pre-issue-40 ``phase_shift`` (the tables mark its cell †); None when current."""
+    an = record.get("analysis") or {}
+    if "phase" in an and an.get("phase_shift_def") != dg.PHASE_SHIFT_DEF:
+        return "phase_shift before issue 40, marked †; SUPERSEDED.md says how to re-run"
+    return None
+
+
 def _surrogate_cell(loss: float, loss_filter: float, loss_baseline: float) -> str:
     """A surrogate's loss and its pct_phase ('-' share omitted when the filter has no gain)."""
     p = dg.pct_phase(loss, loss_filter, loss_baseline)
@@ -571,6 +580,7 @@ EXPERIMENT = Experiment(
     claims=CLAIMS,
     comparisons=COMPARISONS,
     paper_scale="~4.8M params, ~82M tokens, 1 seed (MultiFourier-QK also over seeds)",
+    outdated=outdated,
 )
 
 

@@ -583,6 +583,32 @@ def test_second_run_trains_nothing_and_status_counts(done, capsys):
     assert "declared causal; audit (jacobian): causal, max rel. leak" in table
 
 
+def test_status_lists_records_whose_analysis_the_experiment_declares_outdated(
+    done, tmp_path, capsys
+):
+    """Experiment.outdated: such records stay done (nothing is trained, nothing is stale) and
+    status names them and why."""
+    root = tmp_path / "repo"
+    shutil.copytree(done / "experiments", root / "experiments")
+    mod = root / "experiments" / "tiny.py"
+    mod.write_text(
+        mod.read_text().replace(
+            "    data=dict(",
+            '    outdated=lambda r: "old probe" if (r["row"], r["seed"]) == ("fast", 1) else None,'
+            "\n    data=dict(",
+        )
+    )
+    assert main(["campaign", "status", "tiny", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "done 2/2, outdated analysis in seeds 1 (old probe)" in out
+    assert "total: 4 of 4 runs done, 0 missing; 1 with an outdated analysis" in out
+    assert out.count("outdated analysis in seeds") == 1  # the base row is current
+    assert (
+        main(["campaign", "run", "tiny", "--scale", "t", "--root", str(root), "--no-progress"]) == 0
+    )
+    assert "nothing to train" in capsys.readouterr().out
+
+
 def test_status_gives_the_eta_of_the_missing_runs_from_the_records(done, tmp_path, capsys):
     root = tmp_path / "repo"
     shutil.copytree(done / "experiments", root / "experiments")

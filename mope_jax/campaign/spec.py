@@ -108,6 +108,10 @@ class Experiment:
     leaves), stored in the record as ``analysis`` for the sections to render.
     paper_scale: the paper's own training budget in words (parameters, training tokens, seeds),
     which the claims ledger states beside ours; "" when the paper gives none.
+    outdated: ``fn(record) -> str | None``: why a record's ``analysis`` was made with a definition
+    that has since changed (None when current). Such a record is kept and rendered (its sections
+    mark it); ``mope-jax campaign status`` lists it, and only re-training the seed replaces it
+    (its config is unchanged, so it is not stale).
     """
 
     name: str
@@ -124,6 +128,7 @@ class Experiment:
     analyze: Callable | None = None
     claims: tuple = ()  # mope_jax.claims.Claim: the paper claims this campaign judges
     paper_scale: str = ""
+    outdated: Callable | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "rows", tuple(self.rows))

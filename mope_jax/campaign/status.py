@@ -1,6 +1,8 @@
 """The plan of a campaign (``mope-jax campaign status``): per selected row, which planned seeds
-have a current record, which are missing, and which records are stale (made with another config
-than the row has now: ``run`` refuses to mix them in)."""
+have a current record, which are missing, which records are stale (made with another config
+than the row has now: ``run`` refuses to mix them in), and which done records carry an analysis
+the experiment declares outdated (``Experiment.outdated``: kept, listed, replaced only by
+re-training)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ class RowPlan:
     missing: tuple[int, ...]
     stale: tuple[tuple[int, str], ...]  # (seed, what differs)
     extra: tuple[int, ...]  # records of seeds outside this plan (kept; rendered too)
+    outdated: tuple[tuple[int, str], ...] = ()  # (seed, why) among done: Experiment.outdated
 
 
 def plan(c: Campaign) -> list[RowPlan]:
@@ -29,7 +32,7 @@ def plan(c: Campaign) -> list[RowPlan]:
     records are stale."""
     out = []
     for row in c.rows:
-        done, missing, stale = [], [], []
+        done, missing, stale, outdated = [], [], [], []
         for s in c.seeds_of(row):
             path = c.record_path(row.name, s)
             if not path.is_file():
@@ -40,6 +43,9 @@ def plan(c: Campaign) -> list[RowPlan]:
             _, corpus = c.prepared(row)
             diff += corpus_diff(rec.get("corpus"), corpus.meta)
             (stale.append((s, "; ".join(diff))) if diff else done.append(s))
+            why = None if diff or c.experiment.outdated is None else c.experiment.outdated(rec)
+            if why:
+                outdated.append((s, why))
         have = {int(m.group(1)) for f in _row_files(c, row) if (m := RECORD_RE.match(f.name))}
         extra = sorted(have - set(c.seeds_of(row)))
         out.append(
@@ -50,6 +56,7 @@ def plan(c: Campaign) -> list[RowPlan]:
                 tuple(missing),
                 tuple(stale),
                 tuple(extra),
+                tuple(outdated),
             )
         )
     return out
@@ -78,13 +85,18 @@ def format_plan(c: Campaign, plans: list[RowPlan]) -> str:
             parts.append("STALE " + "; ".join(f"seed {s} ({d})" for s, d in p.stale))
         if p.extra:
             parts.append(f"also seeds {seeds_text(p.extra)}")
+        for why in dict.fromkeys(w for _, w in p.outdated):
+            seeds = [s for s, w in p.outdated if w == why]
+            parts.append(f"outdated analysis in seeds {seeds_text(seeds)} ({why})")
         lines.append(f"  {display(p.row, p.declared_causal):<{width}}  " + ", ".join(parts))
     total = sum(len(c.seeds_of(p.row)) for p in plans)
     missing = sum(len(p.missing) for p in plans)
     stale = sum(len(p.stale) for p in plans)
+    outdated = sum(len(p.outdated) for p in plans)
     lines.append(
         f"total: {total - missing - stale} of {total} runs done, {missing} missing"
         + (f", {stale} stale" if stale else "")
+        + (f"; {outdated} with an outdated analysis (re-train to replace)" if outdated else "")
     )
     return "\n".join(lines)
 

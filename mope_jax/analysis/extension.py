@@ -72,7 +72,9 @@ def sweep(
 
 def windows(val: np.ndarray, length: int, num: int) -> np.ndarray:
     """(num, length + 1) int32 fixed windows of the validation stream (inputs and targets), at
-    starts evenly spaced over [0, len(val) - length - 2]."""
+    starts evenly spaced over [0, len(val) - length - 2]. Not diagnostics.eval_windows (whose
+    starts end one token later and drop repeats): these are the windows the committed
+    context-extension records were measured on."""
     val = np.asarray(val)
     if len(val) < length + 2:
         raise ValueError(f"{len(val)} tokens cannot hold one window of {length + 2}")

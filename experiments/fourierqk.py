@@ -250,6 +250,13 @@ OLD_PHASE_SHIFT_NOTE = (
     "(irfft then scaled them by cos(pi/4)); the authors' keeps them unrotated (issue 40). Not "
     "the authors' surrogate: re-running the row replaces it."
 )
+# The single-script file cannot be re-run (the script became the campaign): say where the
+# authors' surrogate for the same rows is.
+OLD_PHASE_SHIFT_NOTE_SINGLE = OLD_PHASE_SHIFT_NOTE.replace(
+    "re-running the row replaces it.",
+    "the single-script run that made this file is gone (the script is now the campaign); "
+    "`cpu/table.md` has the same rows re-run with the authors' surrogate.",
+)
 
 
 def outdated(record: dict) -> str | None:
@@ -733,7 +740,7 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
                 f"{cell(me['projection'])} |"
             )
         if old_shift:
-            L += ["", OLD_PHASE_SHIFT_NOTE]
+            L += ["", OLD_PHASE_SHIFT_NOTE_SINGLE]
     L += ["", "## Answer computed from the table", ""]
     if base is not None:
         for v in ("causal-gauss", "causal-mexhat", "causal-morlet"):

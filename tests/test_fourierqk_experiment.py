@@ -129,3 +129,40 @@ def test_diagnostics_reads_mexhat_k4_peak_periods_from_the_record():
     h = np.asarray(spectral.mexhat_k4_spectra(log_s, t))  # (K,H,F)
     peak = t / np.argmax(h[:, 0], axis=-1)
     np.testing.assert_allclose(peak, spectral.PAPER_PERIODS, rtol=0.02)
+
+
+def test_phase_shift_cells_made_with_the_old_definition_are_marked_and_pointed_to():
+    """Issue 40: a record whose surrogate analysis predates the authors' ``phase_shift`` is
+    marked † in the campaign table and listed as outdated; the re-run record of the same row
+    is not. The single-script cpu file (which cannot be re-run) points to ``cpu/table.md``."""
+    import importlib
+
+    load_experiment("fourierqk", REPO)
+    fq = importlib.import_module("experiments.fourierqk")
+    ex = fq.EXPERIMENT
+    mid = REPO / "experiments" / "results" / "fourierqk" / "mid"
+    load = lambda p: json.loads(p.read_text())  # noqa: E731
+    base = [load(p) for p in sorted((mid / "records" / "learned").glob("seed*.json"))]
+    new = [load(p) for p in sorted((mid / "records" / "multifourier-qk").glob("seed*.json"))]
+    old = [load(p) for p in sorted((mid / "superseded_issue40" / "multifourier-qk").glob("*.json"))]
+    assert len(base) == len(new) == len(old) == 3
+    scale = next(s for s in ex.scales if s.name == "mid")
+
+    def row_line(records):
+        text = fq.diagnostics_section(ex, scale, base + records)
+        lines = text.splitlines()
+        head = next(ln for ln in lines if "| phase_shift" in ln).split(" | ")
+        col = next(i for i, h in enumerate(head) if h.startswith("phase_shift"))
+        rows = [ln for ln in lines if ln.startswith("| `multifourier-qk`")]
+        return text, rows[-1].split(" | ")[col]  # the surrogate table's phase_shift cell
+
+    text, cell = row_line(old)
+    assert cell.endswith("†") and fq.OLD_PHASE_SHIFT_NOTE in text
+    assert all(fq.outdated(r) for r in old)
+    text, cell = row_line(new)
+    assert "†" not in cell and fq.OLD_PHASE_SHIFT_NOTE not in text
+    assert not any(fq.outdated(r) for r in new)
+
+    single = REPO / "experiments" / "results" / "fourierqk" / "fourierqk_cpu.json"
+    md = fq.render(load(single), single)
+    assert fq.OLD_PHASE_SHIFT_NOTE_SINGLE in "\n".join(md.values())

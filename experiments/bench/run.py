@@ -566,3 +566,7 @@ def _tiny_plan(variants: list[str]) -> list[tuple[str, str, list[dict]]]:
             ],
         ),
     ]
+
+
+if __name__ == "__main__":
+    main()

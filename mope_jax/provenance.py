@@ -170,8 +170,11 @@ def describe(env: dict[str, Any]) -> str:
         f"CPUs, backend {env.get('backend', '?')} x{env.get('device_count', '?')}); "
         f"jax {env.get('jax', '?')}, flax {env.get('flax', '?')}; "
         f"commit {env.get('git_commit', '?')}"
-        + (f" (HEAD {env['git_commit_at_write']} when written)"
-           if env.get("git_commit_at_write") else "")
+        + (
+            f" (HEAD {env['git_commit_at_write']} when written)"
+            if env.get("git_commit_at_write")
+            else ""
+        )
     )
 
 

@@ -245,25 +245,29 @@ def analyze(cfg: Config, state, corpus) -> dict:
     return out
 
 
-OLD_PHASE_SHIFT_NOTE = (
+_OLD_PHASE_SHIFT = (
     "† computed with our earlier `phase_shift`, which also rotated the DC and Nyquist bins "
     "(irfft then scaled them by cos(pi/4)); the authors' keeps them unrotated (issue 40). Not "
-    "the authors' surrogate: re-running the row replaces it."
+    "the authors' surrogate: "
 )
+OLD_PHASE_SHIFT_NOTE = _OLD_PHASE_SHIFT + "re-running the row replaces it."
 # The single-script file cannot be re-run (the script became the campaign): say where the
 # authors' surrogate for the same rows is.
-OLD_PHASE_SHIFT_NOTE_SINGLE = OLD_PHASE_SHIFT_NOTE.replace(
-    "re-running the row replaces it.",
+OLD_PHASE_SHIFT_NOTE_SINGLE = _OLD_PHASE_SHIFT + (
     "the single-script run that made this file is gone (the script is now the campaign); "
-    "`cpu/table.md` has the same rows re-run with the authors' surrogate.",
+    "`cpu/table.md` has the same rows re-run with the authors' surrogate."
 )
+
+
+def _old_phase_shift(analysis: dict) -> bool:
+    """True when ``analysis`` holds surrogates made with our pre-issue-40 ``phase_shift``."""
+    return "phase" in analysis and analysis.get("phase_shift_def") != dg.PHASE_SHIFT_DEF
 
 
 def outdated(record: dict) -> str | None:
     """Why a record's surrogate analysis is not the authors' (``Experiment.outdated``): made
     with our pre-issue-40 ``phase_shift`` (the tables mark its cell †); None when current."""
-    an = record.get("analysis") or {}
-    if "phase" in an and an.get("phase_shift_def") != dg.PHASE_SHIFT_DEF:
+    if _old_phase_shift(record.get("analysis") or {}):
         return "phase_shift before issue 40, marked †; SUPERSEDED.md says how to re-run"
     return None
 
@@ -327,7 +331,7 @@ def diagnostics_section(experiment: Experiment, scale: Scale, records: list[dict
             an = [r["analysis"] for r in recs[name] if "phase" in (r.get("analysis") or {})]
             ph = {k: float(np.mean([a["phase"][k] for a in an])) for k in an[0]["phase"]}
             me = {k: float(np.mean([a["metric"][k] for a in an])) for k in an[0]["metric"]}
-            if any(a.get("phase_shift_def") != dg.PHASE_SHIFT_DEF for a in an):
+            if any(_old_phase_shift(a) for a in an):
                 old_shift.append(name)
 
             def cell(x, lf=ph["none"], mode=None, name=name):
@@ -727,7 +731,7 @@ def render(result: dict, jpath: Path) -> dict[str, str]:
         old_shift = False
         for v in bil:
             ph, me = rows[v]["diag"]["phase"], rows[v]["diag"]["metric"]
-            old = rows[v]["diag"].get("phase_shift_def") != dg.PHASE_SHIFT_DEF
+            old = _old_phase_shift(rows[v]["diag"])
             old_shift |= old and "phase_shift" in modes
 
             def cell(x, lf=ph["none"], mode=None, old=old):

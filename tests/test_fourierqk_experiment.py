@@ -165,4 +165,6 @@ def test_phase_shift_cells_made_with_the_old_definition_are_marked_and_pointed_t
 
     single = REPO / "experiments" / "results" / "fourierqk" / "fourierqk_cpu.json"
     md = fq.render(load(single), single)
-    assert fq.OLD_PHASE_SHIFT_NOTE_SINGLE in "\n".join(md.values())
+    text = "\n".join(md.values())
+    assert fq.OLD_PHASE_SHIFT_NOTE_SINGLE in text and fq.OLD_PHASE_SHIFT_NOTE not in text
+    assert "`cpu/table.md`" in fq.OLD_PHASE_SHIFT_NOTE_SINGLE

@@ -32,3 +32,14 @@ MID = dict(
         log_interval=100,
     ),
 )
+
+
+def for_a_loan(train: dict) -> dict:
+    """``train`` fields for a scale trained on a lent accelerator: one save, at the end
+    (``checkpoint_interval`` = the run's steps), evaluations as before (every ``eval_interval``,
+    default 500: the curve and the convergence check keep their points). How often a run saves
+    changes no number of it (``mope_jax.config.BOOKKEEPING_FIELDS``)."""
+    from mope_jax.config import TrainConfig
+
+    steps = train.get("max_steps", TrainConfig.max_steps)
+    return train | dict(checkpoint_interval=steps)

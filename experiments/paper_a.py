@@ -86,9 +86,6 @@ SCALES = {
         train=dict(batch_size=16, max_steps=300, lr=2e-3, warmup_steps=30, eval_batches=20),
         seeds=3,
     ),
-    "reference": dict(
-        model={}, train={}, seeds=3
-    ),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
 }
 
 
@@ -479,7 +476,13 @@ EXPERIMENT = Experiment(
         Scale("smoke", SCALES["smoke"]["model"], _once_at_the_end(SCALES["smoke"]["train"]), 2),
         Scale("cpu", SCALES["cpu"]["model"], _once_at_the_end(SCALES["cpu"]["train"]), 3),
         Scale("mid", MID["model"], MID["train"], 3, row_seeds={r: 5 for r in HEADLINE_ROWS}),
-        Scale("reference", {}, {}, 3),  # ModelConfig()/TrainConfig() = DESIGN.md section 0
+        # the papers' model and schedule (ModelConfig()/TrainConfig() = DESIGN.md section 0) at
+        # the authors' precision: bf16 mixed precision (their scripts train under
+        # torch.cuda.amp.autocast on a CUDA device; DESIGN.md section 5), and the same at
+        # float32 'highest' (where the first three device records were made). Two scales:
+        # a row never mixes precisions. Both save once, at the end (_for_a_loan).
+        Scale("reference", {"compute_dtype": "bfloat16"}, _scales.for_a_loan({}), 3),
+        Scale("reference-f32", {}, _scales.for_a_loan({}), 3),
     ),
     baseline="a-baseline",
     comparisons=tuple(Comparison(a, b, f"EGA gain, {gate}") for a, b, gate in EGA_PAIRS)

@@ -25,6 +25,11 @@ SEED_MAX = 2**32 - 1
 # DataConfig fields that say where a corpus lives on this machine, not what it is: a run is
 # checked against its corpus's digest instead (a moved corpus keeps its runs and records valid).
 LOCATION_FIELDS = ("path", "tfds_data_dir", "tfds_manual_dir")
+# TrainConfig fields that say how a run is kept, not what it computes: how often it saves, how
+# many saves it keeps and how often it logs (the chunk grid; a run depends only on its config
+# and seed, never on its chunking: mope_jax.loop). A record made with other values of these is
+# the same run (mope_jax.campaign.configs.config_diff).
+BOOKKEEPING_FIELDS = ("checkpoint_interval", "keep_checkpoints", "log_interval")
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,13 @@ class ModelConfig:
     # rounded to bf16 with float32 accumulation; parameters, residual stream, LayerNorm,
     # softmax and loss stay float32 (attention/core.py).
     compute_dtype: str = "float32"
+    # Precision of the float32 matmuls (attention/core.py, applied by GPT to every matmul of
+    # the model): "highest" (default: full float32 products; what XLA:CPU does whatever is
+    # asked, bitwise, so every CPU record so far) | "tf32" (a GPU's TensorFloat-32 units:
+    # inputs rounded to 10 mantissa bits, float32 accumulation). With compute_dtype="bfloat16"
+    # the matmul inputs are bf16 already and this field must stay "highest". ``precision`` below
+    # names the combination; a campaign scale never mixes two (mope_jax.campaign).
+    matmul_precision: str = "highest"
     # Layout of the attention einsums (attention/core.py): "bthd" (default, every record so far)
     # contracts q, k, v in the projection's (B,T,H,D) layout; "bhtd" (opt-in, faster on
     # XLA:CPU) moves the heads next to the batch first. Same math; the dot kernels then sum in
@@ -148,6 +160,15 @@ class ModelConfig:
     @property
     def head_dim(self) -> int:
         return self.n_embd // self.n_head
+
+    @property
+    def precision(self) -> str:
+        """The numerics of the model's matmuls in one word: "f32" (float32, full precision),
+        "tf32" (float32 through TensorFloat-32 units) or "bf16" (bf16 matmul inputs, float32
+        weights, accumulation, residual stream, softmax and loss: mixed precision)."""
+        if self.compute_dtype == "bfloat16":
+            return "bf16"
+        return {"highest": "f32", "tf32": "tf32"}.get(self.matmul_precision, self.matmul_precision)
 
     def __post_init__(self):
         if self.n_head < 1:
@@ -423,6 +444,13 @@ def validate(cfg: Config) -> None:
         "it must be at least 1 (1 = the full score matrix, the default)",
     )
     check_model(m)  # variant names and options, as the variants declare them
+    _need(
+        m.compute_dtype == "float32" or m.matmul_precision == "highest",
+        "model.matmul_precision",
+        m.matmul_precision,
+        "with model.compute_dtype=bfloat16 the matmul inputs are bf16 already; leave "
+        "matmul_precision at highest",
+    )
 
     _need(
         _finite(d.train_fraction) and 0 < d.train_fraction < 1,

@@ -20,7 +20,13 @@ import jax
 import jax.numpy as jnp
 
 from mope_jax.attention import registry
-from mope_jax.attention.core import SelfAttention, dense, matmul_dtype, mm_einsum
+from mope_jax.attention.core import (
+    MATMUL_PRECISIONS,
+    SelfAttention,
+    dense,
+    matmul_dtype,
+    mm_einsum,
+)
 from mope_jax.config import ModelConfig
 from mope_jax.errors import ConfigError
 from mope_jax.typing import Array, Params
@@ -97,35 +103,37 @@ class GPT(nn.Module):
         self, tokens: Array, *, deterministic: bool = True, embed_offset: Array | None = None
     ) -> Array:
         """embed_offset (B,T,E), optional: added to the token embeddings. The causality audit
-        differentiates through it, since tokens themselves are discrete."""
-        cfg = self.cfg
-        b, t = tokens.shape
-        if t > cfg.block_size:
-            raise ConfigError(f"sequence length {t} exceeds block_size {cfg.block_size}")
-        positions = jnp.arange(t)
-        wte = nn.Embed(
-            cfg.vocab_size,
-            cfg.n_embd,
-            embedding_init=nn.initializers.normal(cfg.init_std),
-            name="wte",
-        )
-        x = wte(tokens)  # (B,T,E)
-        if embed_offset is not None:
-            x = x + embed_offset
-        pos = registry.get("pos_encoding", cfg.pos_encoding).build(cfg)
-        if pos is not None:
-            x = x + pos(positions)[None]  # (1,T,E)
-        x = nn.Dropout(cfg.dropout)(x, deterministic=deterministic)
-        for i in range(cfg.n_layer):
-            x = Block(cfg, name=f"h_{i}")(x, positions, deterministic=deterministic)
-        x = nn.LayerNorm(epsilon=1e-5, use_bias=cfg.use_bias, name="ln_f")(x)
-        mm = matmul_dtype(cfg.compute_dtype)
-        if cfg.tie_embeddings:
-            if mm is not None:
-                return mm_einsum("BTE,VE->BTV", x, wte.embedding, mm)
-            return wte.attend(x).astype(jnp.float32)
-        head = dense(cfg, cfg.vocab_size, "lm_head", use_bias=False)
-        return head(x).astype(jnp.float32)
+        differentiates through it, since tokens themselves are discrete. Every matmul inside
+        runs at ``cfg.matmul_precision`` (read when traced)."""
+        with jax.default_matmul_precision(MATMUL_PRECISIONS[self.cfg.matmul_precision]):
+            cfg = self.cfg
+            b, t = tokens.shape
+            if t > cfg.block_size:
+                raise ConfigError(f"sequence length {t} exceeds block_size {cfg.block_size}")
+            positions = jnp.arange(t)
+            wte = nn.Embed(
+                cfg.vocab_size,
+                cfg.n_embd,
+                embedding_init=nn.initializers.normal(cfg.init_std),
+                name="wte",
+            )
+            x = wte(tokens)  # (B,T,E)
+            if embed_offset is not None:
+                x = x + embed_offset
+            pos = registry.get("pos_encoding", cfg.pos_encoding).build(cfg)
+            if pos is not None:
+                x = x + pos(positions)[None]  # (1,T,E)
+            x = nn.Dropout(cfg.dropout)(x, deterministic=deterministic)
+            for i in range(cfg.n_layer):
+                x = Block(cfg, name=f"h_{i}")(x, positions, deterministic=deterministic)
+            x = nn.LayerNorm(epsilon=1e-5, use_bias=cfg.use_bias, name="ln_f")(x)
+            mm = matmul_dtype(cfg.compute_dtype)
+            if cfg.tie_embeddings:
+                if mm is not None:
+                    return mm_einsum("BTE,VE->BTV", x, wte.embedding, mm)
+                return wte.attend(x).astype(jnp.float32)
+            head = dense(cfg, cfg.vocab_size, "lm_head", use_bias=False)
+            return head(x).astype(jnp.float32)
 
 
 def init_params(cfg: ModelConfig, key: Array) -> Params:

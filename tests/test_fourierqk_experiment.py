@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_declaration_carries_paper_c_recipe_at_every_scale():
     exp = load_experiment("fourierqk", REPO)
     assert exp.baseline == "learned" and exp.audit and exp.analyze is not None
-    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference"]
+    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference", "reference-tf32"]
     for s in exp.scales:
         assert s.model["tie_embeddings"] is False and s.train["decay_group"] == "2d"
         steps, every = s.train.get("max_steps", 5000), s.train.get("eval_interval", 500)
@@ -28,6 +28,11 @@ def test_declaration_carries_paper_c_recipe_at_every_scale():
     # the f32 attention opt-ins (no mid record predates them); paper_a's mid keeps the defaults
     assert (mid.model["attn_layout"], mid.model["attn_query_blocks"]) == ("bhtd", 4)
     assert ref.train["warmup_steps"] == 200 and ref.train["eval_batches"] == 200
+    # the authors' float32 at `reference`; TF32 only as its own scale, otherwise the same
+    tf32 = exp.scale("reference-tf32")
+    assert "matmul_precision" not in ref.model and tf32.model["matmul_precision"] == "tf32"
+    assert {k: v for k, v in tf32.model.items() if k != "matmul_precision"} == ref.model
+    assert tf32.train == ref.train and ref.train["checkpoint_interval"] == 5000
     assert {"fourier-qk", "multifourier-qk", "causal-morlet", "fixed-bin-dc"} <= {
         r.name for r in exp.rows
     }

@@ -28,6 +28,11 @@ NEG_INF = -1e30  # finite, so fully masked rows cannot produce NaN
 # the tied LM head are rounded to bf16 and multiplied with float32 accumulation and output.
 COMPUTE_DTYPES = {"float32": None, "bfloat16": jnp.bfloat16}
 registry.register_option("compute_dtype", tuple(COMPUTE_DTYPES), owner="the attention core")
+# model.matmul_precision -> the precision JAX gives float32 matmuls inside the model (GPT wraps
+# its whole forward pass in jax.default_matmul_precision): "highest" = full float32 (XLA:CPU
+# computes exactly this whatever is asked), "tf32" = TensorFloat-32 on GPUs that have it.
+MATMUL_PRECISIONS = {"highest": "highest", "tf32": "tensorfloat32"}
+registry.register_option("matmul_precision", tuple(MATMUL_PRECISIONS), owner="the attention core")
 # model.attn_layout: "bthd" (default) | "bhtd" (opt-in; heads next to the batch, faster on
 # XLA:CPU, numbers differ at f32 rounding). See dot_product_scores.
 ATTN_LAYOUTS = ("bthd", "bhtd")

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from mope_jax.campaign.spec import Experiment, Row, Scale
-from mope_jax.config import LOCATION_FIELDS
+from mope_jax.config import BOOKKEEPING_FIELDS, LOCATION_FIELDS
 from mope_jax.errors import CampaignError
 from mope_jax.provenance import jsonable
 
@@ -74,7 +74,8 @@ def _field_defaults() -> dict[str, dict]:
 
 
 def config_diff(old: dict, new: dict) -> list[str]:
-    """``section.key: old -> new`` for every field that differs (location fields left out).
+    """``section.key: old -> new`` for every field that differs (location fields and
+    ``BOOKKEEPING_FIELDS`` left out: where the corpus is and how often the run saved and logged).
 
     A field the old record does not have at all was added to the config after the record was
     written; it counts as equal when the new config keeps it at its default (a field is only
@@ -86,6 +87,8 @@ def config_diff(old: dict, new: dict) -> list[str]:
         a, b = old.get(sec, {}), new.get(sec, {})
         for k in sorted(set(a) | set(b)):
             if sec == "data" and k in LOCATION_FIELDS:
+                continue
+            if sec == "train" and k in BOOKKEEPING_FIELDS:  # how the run was kept, not what
                 continue
             if k not in a and k in defaults.get(sec, {}) and b.get(k) == defaults[sec][k]:
                 continue

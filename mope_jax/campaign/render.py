@@ -257,6 +257,14 @@ def _causality_cell(causal: bool, rs: list[dict], audited: bool) -> str:
     return cell
 
 
+# model.precision (mope_jax.config.ModelConfig.precision) in the words of a table
+PRECISION_WORDS = {
+    "f32": "f32 (float32 matmuls at full precision)",
+    "tf32": "tf32 (float32 matmuls through TensorFloat-32 units)",
+    "bf16": "bf16 (mixed: bf16 matmul inputs, float32 weights, accumulation and softmax)",
+}
+
+
 def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) -> str:
     """The scale in one sentence, from the declaration and the records' data (no paths)."""
     from mope_jax.config import ModelConfig, TrainConfig
@@ -266,7 +274,8 @@ def _describe(sc: Scale, recs: dict[str, list[dict]], experiment: Experiment) ->
         f"Scale `{sc.name}`: T={m.block_size}, E={m.n_embd}, {m.n_layer} layers x {m.n_head} "
         f"heads, dropout {m.dropout}; {t.max_steps} steps x {t.batch_size} windows, AdamW lr "
         f"{t.lr:g} (warmup {t.warmup_steps}, cosine), weight decay {t.weight_decay:g}; "
-        f"{t.eval_batches} eval batches per split; {sc.seeds} seeds planned"
+        f"{t.eval_batches} eval batches per split; precision {PRECISION_WORDS[m.precision]}; "
+        f"{sc.seeds} seeds planned"
         + "".join(f", {k} for `{r}`" for r, k in (sc.row_seeds or {}).items())
         + "."
     )

@@ -131,8 +131,12 @@ def all_finite(tree) -> Array:
 _all_finite_jit = jax.jit(all_finite)
 
 
-def params_finite(params) -> bool:
-    """True if every parameter is finite: checked on the state before it is kept or saved."""
+def params_finite(params, flag=None) -> bool:
+    """True if every parameter is finite: checked on the state before it is kept or saved.
+    ``flag``: the training program's own answer (``train_steps``' ``params_finite`` metric, one
+    per run), used when given instead of a separate program over the parameters."""
+    if flag is not None:
+        return bool(np.all(np.asarray(flag)))
     return bool(_all_finite_jit(params))
 
 
@@ -364,13 +368,14 @@ def drive(
             t0 = time.perf_counter()
             new_states, m = program.steps(n)(states, train_data)
             m = program.per_run(m)
+            finite_flag = m.pop("params_finite", None)
             losses = m["loss"]  # (R, n)
             dt = time.perf_counter() - t0
             finite = np.isfinite(losses)
             if not finite.all():
                 first = step + int(np.argmin(finite.all(axis=0)))
                 stop(f"the loss{who(finite.all(axis=1))} became non-finite at step {first}")
-            if not params_finite(new_states.params):  # a finite loss can leave inf/nan weights
+            if not params_finite(new_states.params, finite_flag):  # finite loss, inf/nan weights
                 stop(f"the parameters became non-finite by step {step + n}")
             states, step = new_states, step + n
             rates.append(n * tokens_per_run_step / dt)

@@ -221,10 +221,19 @@ def over_seeds(fn: Callable, strategy: str, mesh: jax.sharding.Mesh | None = Non
     """Lift ``fn(per_seed_tree, *shared)`` to ``(stacked_tree, *shared)`` with a strategy.
 
     The result is jitted (``sequential``: its per-seed calls are; ``shard``: its per-device calls).
+    Its programs are named ``seeds_<fn>`` (what compile logs and counters see).
     """
-    inner_map = lambda xs, *a: jax.lax.map(lambda x: fn(x, *a), xs)  # noqa: E731
+    name = "seeds_" + getattr(getattr(fn, "func", fn), "__name__", "fn").lstrip("_")
+
+    def inner_map(xs, *a):
+        return jax.lax.map(lambda x: fn(x, *a), xs)
+
+    def inner_vmap(xs, *a):
+        return jax.vmap(lambda x: fn(x, *a))(xs)
+
+    inner_map.__name__ = inner_vmap.__name__ = name
     if strategy == "vmap":
-        return jax.jit(lambda xs, *a: jax.vmap(lambda x: fn(x, *a))(xs))
+        return jax.jit(inner_vmap)
     if strategy == "map":
         return jax.jit(inner_map)
     if strategy == "shard":

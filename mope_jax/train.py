@@ -24,6 +24,7 @@ of records in :mod:`mope_jax.provenance`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ from mope_jax.errors import CheckpointError, ConfigError, TrainingError
 from mope_jax.loop import (
     Hooks,
     Program,
+    all_finite,
     check_resumable,
     default_hooks,
     drive,
@@ -215,8 +217,11 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         return state.replace(step=state.step + 1, params=params, opt_state=opt_state), metrics
 
     def train_steps(state: TrainState, data: Array, n_steps: int):
-        """n_steps optimiser steps with lax.scan; metrics are (n_steps,) arrays."""
-        return jax.lax.scan(lambda s, _: one_step(s, data), state, None, length=n_steps)
+        """n_steps optimiser steps with lax.scan; metrics are (n_steps,) arrays, and
+        ``params_finite`` (a bool scalar) says whether every parameter is finite after them
+        (checked inside the program: no separate program or transfer per chunk)."""
+        state, m = jax.lax.scan(lambda s, _: one_step(s, data), state, None, length=n_steps)
+        return state, m | {"params_finite": all_finite(state.params)}
 
     def evaluate(state: TrainState, train_data: Array, val_data: Array) -> dict[str, Array]:
         """Mean loss over ``eval_batches`` random batches per split (no dropout)."""
@@ -246,6 +251,20 @@ def make_train(cfg: Config, *, batch_sharding: jax.sharding.Sharding | None = No
         return jax.lax.scan(chunk, init(key), None, length=n_evals)
 
     return Trainer(cfg, model, init, train_steps, evaluate, loss, train)
+
+
+def compiled_evaluate(cfg: Config) -> Callable[..., dict[str, Array]]:
+    """``jax.jit(make_train(cfg).evaluate)``, one program per config whatever its seed: a
+    run's seed lives in its state's key, so the evaluations of every seed of a row (e.g. a
+    trained model re-evaluated with another gate) share one compiled program."""
+    return _compiled_evaluate(
+        dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=0))
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled_evaluate(cfg: Config):
+    return jax.jit(make_train(cfg).evaluate)
 
 
 # --------------------------------------------------------------------------- bookkeeping

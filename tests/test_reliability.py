@@ -278,7 +278,7 @@ def test_non_finite_parameters_are_never_saved_and_the_message_names_the_real_la
 ):
     calls = []
 
-    def finite_until_step_15(params):
+    def finite_until_step_15(params, flag=None):
         calls.append(1)
         return len(calls) < 3  # chunks end at 5, 10, 15: the third state is "bad"
 

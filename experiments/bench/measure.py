@@ -4,13 +4,8 @@ Each task prints one JSON line ``{"task": ..., "result": ...}`` on stdout. The d
 (``experiments/bench/run.py``) starts one process per task group, so that XLA flags, the
 host device count and ``ru_maxrss`` (peak resident memory) belong to that group alone.
 
-Model FLOPs (what MFU counts; DESIGN.md section 0 model): per token, forward =
-  2 * (12 E^2 L)            weight matmuls (qkv 3E^2, proj E^2, MLP 8E^2 per layer)
-  + 2 * E V                 LM head
-  + 4 * T E L               attention scores and A V over the FULL T x T
-                            (causal half not discounted)
-and a training step costs 3x forward. Embedding lookups, layer norms, softmax and the
-optimiser are not counted (the usual convention, PaLM appendix B).
+Model FLOPs (what MFU counts): ``mope_jax.device.train_flops_per_token`` (its docstring has
+the count; the campaigns' records use the same), re-exported here.
 """
 
 from __future__ import annotations
@@ -24,16 +19,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from mope_jax.device import train_flops_per_token  # noqa: F401  (re-exported for the bench)
+
 
 def maxrss_mb() -> float:
     """Peak resident set size of this process so far, MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def train_flops_per_token(n_layer: int, n_embd: int, block_size: int, vocab_size: int) -> float:
-    """Training FLOPs per token of the GPT (module docstring)."""
-    fwd = 2 * 12 * n_embd**2 * n_layer + 2 * n_embd * vocab_size + 4 * block_size * n_embd * n_layer
-    return 3.0 * fwd
 
 
 def attention_flop_share(n_layer: int, n_embd: int, block_size: int, vocab_size: int) -> float:

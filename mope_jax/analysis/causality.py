@@ -30,6 +30,8 @@ logits), and ``audit_registry()`` for every registered variant (``mope-jax audit
 from __future__ import annotations
 
 import dataclasses
+import functools
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -68,10 +70,12 @@ def _time_axis(x: Array) -> int:
     raise ValueError(f"audit expects (T, E) or (B, T, E) inputs, got shape {x.shape}")
 
 
-def influence_jacobian(fn: Callable[[Array], Array], x: Array) -> np.ndarray:
-    """Exact I[t, s] (T, S) from the Jacobian of fn at x."""
+def influence_jacobian(fn: Callable[[Array], Array], x: Array, *, args: Any = None) -> np.ndarray:
+    """Exact I[t, s] (T, S) from the Jacobian of fn at x (``fn(args, x)`` when ``args`` is
+    given: see :func:`audit`)."""
+    fn, args = _two_arg(fn, args)
     ax = _time_axis(x)
-    jac = jax.jit(jax.jacrev(lambda z: fn(z).astype(jnp.float32)))(x.astype(jnp.float32))
+    jac = _programs(fn).jacobian(args, x.astype(jnp.float32))
     jac = np.abs(np.asarray(jac, dtype=np.float64))
     y_nd = jac.ndim - x.ndim
     out_t_axis = ax  # the output has the same leading (B,) T layout
@@ -79,6 +83,87 @@ def influence_jacobian(fn: Callable[[Array], Array], x: Array) -> np.ndarray:
     # move (t, s) to the front, reduce everything else with max
     jac = np.moveaxis(jac, (out_t_axis, in_t_axis), (0, 1))
     return jac.reshape(jac.shape[0], jac.shape[1], -1).max(-1)
+
+
+# --------------------------------------------------------------------------- compiled once
+# The audit's programs take what ``fn`` is evaluated with (a model's parameters) as arguments,
+# never as constants baked into the program: auditing every seed of a row compiles each program
+# once (a trained model's parameters closed over would be a new program per seed, and put the
+# whole parameter set into its HLO). ``fn(args, x)`` is the two-argument form; a one-argument
+# ``fn(x)`` is wrapped (and compiled per call, as it closes over whatever it needs).
+
+
+def _two_arg(fn: Callable, args: Any) -> tuple[Callable, Any]:
+    if args is None:
+        return (lambda _, x: fn(x)), ()
+    return fn, args
+
+
+class _Programs:
+    """The jitted pieces of an audit of ``fn(args, x)`` (each compiled once per input shape)."""
+
+    def __init__(self, fn: Callable):
+        def f32(a, w):
+            return fn(a, w).astype(jnp.float32)
+
+        def tangent(a, z, u):
+            return jax.jvp(lambda w: f32(a, w), (z,), (u,))[1]
+
+        self.forward = _jit_named(fn, "audit_forward")
+        self.jacobian = _jit_named(jax.jacrev(f32, argnums=1), "audit_jacobian")
+        self.tangent = _jit_named(tangent, "audit_tangent")
+        self.cuts = _jit_named(functools.partial(_cuts_block, f32), "audit_cuts")
+        self.rows = _jit_named(functools.partial(_rows_block, f32), "audit_rows")
+
+
+def _jit_named(f: Callable, name: str) -> Callable:
+    """jax.jit of f under ``name`` (what compile logs and counters see)."""
+
+    def named(*a):
+        return f(*a)
+
+    named.__name__ = named.__qualname__ = name
+    return jax.jit(named)
+
+
+_PROGRAMS: "weakref.WeakKeyDictionary[Callable, _Programs]" = weakref.WeakKeyDictionary()
+
+
+def _programs(fn: Callable) -> _Programs:
+    """The programs of ``fn``, kept as long as ``fn`` lives (audit_model's model function lives
+    as long as its config is in use)."""
+    if fn not in _PROGRAMS:
+        _PROGRAMS[fn] = _Programs(fn)
+    return _PROGRAMS[fn]
+
+
+def _cuts_block(f32: Callable, a: Any, x: Array, key: Array, cs: Array) -> Array:
+    """C[:, c] for the cuts ``cs`` (one row per cut), by forward mode at x: the primal is
+    computed once, the tangents of every cut of the block together (vmap)."""
+    ax = _time_axis(x)
+    T = x.shape[ax]
+
+    def one(c):
+        u = _noise_where(key, c, x, jnp.arange(T) >= c, ax)
+        d = jax.jvp(lambda w: f32(a, w), (x,), (u,))[1]
+        return _max_over_positions(d, ax, T) / jnp.abs(u).max()
+
+    return jax.vmap(one)(cs)
+
+
+def _rows_block(f32: Callable, a: Any, x: Array, key: Array, ts: Array) -> Array:
+    """R[t, :] for the output positions ``ts``, by reverse mode: one forward pass, the
+    cotangents of the block together (vmap)."""
+    ax = _time_axis(x)
+    T = x.shape[ax]
+    y, vjp = jax.vjp(lambda w: f32(a, w), x)
+
+    def one(t):
+        w = _noise_where(key, t, y, jnp.arange(T) == t, ax)
+        (g,) = vjp(w)
+        return _max_over_positions(g, ax, T) / jnp.abs(w).max()  # (S,)
+
+    return jax.vmap(one)(ts)
 
 
 def _probe_positions(key: Array, T: int, num_probes: int) -> list[int]:
@@ -119,21 +204,25 @@ def influence_perturb(
     positions: list[int] | None = None,
     num_probes: int = 16,
     eps: float = 1e-2,
+    args: Any = None,
 ) -> tuple[np.ndarray, list[int]]:
     """Estimated I[t, s] for probe positions s (columns not probed are 0).
 
     Each probe replaces x at position s by x + eps * noise (noise ~ N(0, 1)) and records
     max |fn(x')[t] - fn(x)[t]| / max |x' - x| at every t.
     """
+    fn, args = _two_arg(fn, args)
+    forward = _programs(fn).forward
     ax = _time_axis(x)
     T = x.shape[ax]
     if positions is None:
         positions = _probe_positions(key, T, num_probes)
-    base = np.asarray(fn(x), dtype=np.float64)
+    base = np.asarray(forward(args, x), dtype=np.float64)
     influence = np.zeros((T, T))
     for i, s in enumerate(positions):
         delta = _direction_at(key, i, x, s, ax, eps)
-        diff = _max_over_features(np.asarray(fn(x + delta), dtype=np.float64) - base, ax, T)
+        out = np.asarray(forward(args, x + delta), dtype=np.float64)
+        diff = _max_over_features(out - base, ax, T)
         influence[:, s] = diff / float(jnp.abs(delta).max())
     return influence, list(positions)
 
@@ -145,6 +234,7 @@ def influence_jvp(
     key: Array,
     positions: list[int] | None = None,
     num_probes: int = 16,
+    args: Any = None,
 ) -> tuple[np.ndarray, list[int]]:
     """Estimated I[t, s] for probe positions s (columns not probed are 0), from derivatives.
 
@@ -153,21 +243,22 @@ def influence_jvp(
     direction u (one ``jax.jvp``). The same quantity as ``influence_perturb`` in the limit of
     a small perturbation, without the subtraction of two rounded outputs.
     """
+    fn, args = _two_arg(fn, args)
     ax = _time_axis(x)
     T = x.shape[ax]
     if positions is None:
         positions = _probe_positions(key, T, num_probes)
     x = x.astype(jnp.float32)
-    tangent = jax.jit(lambda z, u: jax.jvp(lambda w: fn(w).astype(jnp.float32), (z,), (u,))[1])
+    tangent = _programs(fn).tangent
     influence = np.zeros((T, T))
     for i, s in enumerate(positions):
         u = _direction_at(key, i, x, s, ax)
-        influence[:, s] = _max_over_features(tangent(x, u), ax, T) / float(jnp.abs(u).max())
+        influence[:, s] = _max_over_features(tangent(args, x, u), ax, T) / float(jnp.abs(u).max())
     return influence, list(positions)
 
 
 def influence_cuts(
-    fn: Callable[[Array], Array], x: Array, *, key: Array, chunk: int = 32
+    fn: Callable[[Array], Array], x: Array, *, key: Array, chunk: int = 32, args: Any = None
 ) -> np.ndarray:
     """C[t, c] (T, T) for every cut c = 1..T-1 and output t < c: max |J u_c [t]| / max |u_c|,
     where u_c ~ N(0, 1) is supported on ALL positions s >= c (zero elsewhere).
@@ -175,28 +266,24 @@ def influence_cuts(
     Any dependence of an output t on any later input s shows in C[t, c] for every cut
     t < c <= s (the random direction makes an exact cancellation a probability-0 event), so the
     T - 1 cuts cover every (t, s > t) pair, which a sample of probed positions does not. One
-    ``jax.linearize`` of fn at x, then its linear map on ``chunk`` tangents at a time (vmap).
-    The largest c with C[t, c] above the threshold is the farthest input that reaches t.
+    forward-mode derivative of fn at x per cut, ``chunk`` cuts at a time (vmap; the primal is
+    computed once per chunk). The largest c with C[t, c] above the threshold is the farthest
+    input that reaches t.
     """
+    fn, args = _two_arg(fn, args)
     ax = _time_axis(x)
     T = x.shape[ax]
     x = x.astype(jnp.float32)
-    _, lin = jax.linearize(lambda w: fn(w).astype(jnp.float32), x)
-
-    def one(c):
-        u = _noise_where(key, c, x, jnp.arange(T) >= c, ax)
-        return _max_over_positions(lin(u), ax, T) / jnp.abs(u).max()
-
+    block = _programs(fn).cuts
     cuts = np.arange(1, T)
     out = np.zeros((T, T))
-    out[:, cuts] = _vmapped_rows(one, cuts, chunk).T  # column c = cut c
+    out[:, cuts] = _vmapped_rows(lambda cs: block(args, x, key, cs), cuts, chunk).T
     return np.triu(out, k=1)  # keep t < c only: t >= c is the cut's own causal response
 
 
-def _vmapped_rows(one: Callable[[Array], Array], idx: np.ndarray, chunk: int) -> np.ndarray:
-    """np.stack([one(i) for i in idx]) (len(idx), T), computed ``chunk`` at a time under
-    jit(vmap), the last chunk padded so that one program is compiled."""
-    block = jax.jit(jax.vmap(one))
+def _vmapped_rows(block: Callable[[Array], Array], idx: np.ndarray, chunk: int) -> np.ndarray:
+    """np.concatenate([block(i) for i in chunks of idx]) (len(idx), T): ``chunk`` indices at a
+    time, the last chunk padded so that one program is compiled."""
     rows = []
     for i in range(0, len(idx), chunk):
         part = idx[i : i + chunk]
@@ -206,7 +293,7 @@ def _vmapped_rows(one: Callable[[Array], Array], idx: np.ndarray, chunk: int) ->
 
 
 def influence_rows(
-    fn: Callable[[Array], Array], x: Array, *, key: Array, chunk: int = 32
+    fn: Callable[[Array], Array], x: Array, *, key: Array, chunk: int = 32, args: Any = None
 ) -> np.ndarray:
     """R[t, s] (T, T) for EVERY output position t and input position s, from reverse mode:
     max over features (and batch) of |w_t^T J[t, s]| / max |w_t|, where the cotangent
@@ -217,17 +304,12 @@ def influence_rows(
     audit uses it for models whose forward pass holds a ``jax.custom_vjp`` (Morlet-RoPE's
     hand-written group gradient), which ``jax.jvp`` cannot differentiate.
     """
+    fn, args = _two_arg(fn, args)
     ax = _time_axis(x)
     T = x.shape[ax]
     x = x.astype(jnp.float32)
-    y, vjp = jax.vjp(lambda w: fn(w).astype(jnp.float32), x)
-
-    def one(t):
-        w = _noise_where(key, t, y, jnp.arange(T) == t, ax)
-        (g,) = vjp(w)
-        return _max_over_positions(g, ax, T) / jnp.abs(w).max()  # (S,)
-
-    return _vmapped_rows(one, np.arange(T), chunk)  # row t = output position t
+    block = _programs(fn).rows
+    return _vmapped_rows(lambda ts: block(args, x, key, ts), np.arange(T), chunk)
 
 
 def _needs_reverse_mode(err: TypeError) -> bool:
@@ -277,33 +359,40 @@ def audit(
     key: Array | None = None,
     num_probes: int = 16,
     max_jacobian_elems: int = 2**24,
+    args: Any = None,
 ) -> AuditResult:
     """Audit ``fn`` at ``x`` ((T, E) or (B, T, E)); see the module docstring. ``auto`` picks
     the Jacobian for small problems, else ``jvp-cuts``, or ``vjp-rows`` when ``fn`` cannot be
     differentiated in forward mode (a ``jax.custom_vjp`` inside); the result names the method
-    used."""
+    used.
+
+    args: what ``fn`` is evaluated with besides x (e.g. a model's parameters); ``fn(args, x)``
+    is then audited as a function of x, and its programs, compiled once per ``fn``, take args
+    as an argument: the audits of many parameter sets (the seeds of a row) compile once."""
     key = jax.random.PRNGKey(0) if key is None else key
+    fn, args = _two_arg(fn, args)
+    kw = dict(tol=tol, key=key, args=args)
     if method == "auto":
-        n = int(np.prod(x.shape)) * int(np.prod(jax.eval_shape(fn, x).shape))
+        n = int(np.prod(x.shape)) * int(np.prod(jax.eval_shape(fn, args, x).shape))
         if n <= max_jacobian_elems:
             method = "jacobian"
         else:
             try:
-                return audit(fn, x, method="jvp-cuts", tol=tol, key=key, num_probes=num_probes)
+                return audit(fn, x, method="jvp-cuts", num_probes=num_probes, **kw)
             except TypeError as err:  # only jax's refusal to jvp a custom_vjp is handled
                 if not _needs_reverse_mode(err):
                     raise
                 method = "vjp-rows"
     if method == "jacobian":
-        return verdict(influence_jacobian(fn, x), tol=tol, method="jacobian")
+        return verdict(influence_jacobian(fn, x, args=args), tol=tol, method="jacobian")
     if method == "vjp-rows":
-        return verdict(influence_rows(fn, x, key=key), tol=tol, method="vjp-rows")
+        return verdict(influence_rows(fn, x, key=key, args=args), tol=tol, method="vjp-rows")
     if method in ("jvp", "jvp-cuts", "perturb"):
         probe = influence_perturb if method == "perturb" else influence_jvp
-        infl, _ = probe(fn, x, key=key, num_probes=num_probes)
+        infl, _ = probe(fn, x, key=key, num_probes=num_probes, args=args)
         cuts = None
         if method == "jvp-cuts":
-            cuts = influence_cuts(fn, x, key=jax.random.fold_in(key, 1 << 20))
+            cuts = influence_cuts(fn, x, key=jax.random.fold_in(key, 1 << 20), args=args)
         return verdict(infl, tol=tol, method=method, cuts=cuts)
     raise ValueError(
         f"unknown audit method {method!r}; use auto, jacobian, jvp-cuts, vjp-rows, jvp or perturb"
@@ -326,26 +415,36 @@ def audit_model(
     the Jacobian exists; tokens are drawn at random from the vocabulary. ``method`` and
     ``max_jacobian_elems`` as in :func:`audit` (0: the large-T path at any T).
     """
-    from mope_jax.model import GPT
-
     key = jax.random.PRNGKey(0) if key is None else key
     T = seq_len or cfg.block_size
     tokens = jax.random.randint(key, (1, T), 0, cfg.vocab_size)
-    model = GPT(cfg)
-
-    def fn(offset):  # (T, E) -> (T, V)
-        return model.apply(
-            {"params": params}, tokens, deterministic=True, embed_offset=offset[None]
-        )[0]
-
     return audit(
-        jax.jit(fn),
+        _model_fn(cfg),
         jnp.zeros((T, cfg.n_embd), jnp.float32),
         method=method,
         tol=tol,
         key=key,
         max_jacobian_elems=max_jacobian_elems,
+        args=(params, tokens),
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _model_fn(cfg) -> Callable:
+    """``fn((params, tokens), offset (T, E)) -> logits (T, V)`` of ``GPT(cfg)``: one function
+    object per config, so that the audit's programs (keyed by it) compile once per config and
+    take each seed's parameters as an argument."""
+    from mope_jax.model import GPT
+
+    model = GPT(cfg)
+
+    def fn(args, offset):
+        params, tokens = args
+        return model.apply(
+            {"params": params}, tokens, deterministic=True, embed_offset=offset[None]
+        )[0]
+
+    return fn
 
 
 def _status(declared: bool, measured: bool) -> str:

@@ -31,6 +31,7 @@ two surrogates are compared on exactly the same text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -59,18 +60,21 @@ def eval_windows(
     return win[:, :-1], win[:, 1:]
 
 
+@functools.lru_cache(maxsize=32)
 def make_loss_fn(model_cfg: ModelConfig):
-    """jit-compiled (params, x (B,T), y (B,T)) -> per-window mean loss (B,), no dropout."""
+    """jit-compiled (params, x (B,T), y (B,T)) -> per-window mean loss (B,), no dropout. One
+    function per config (cached): the diagnostics of every seed of a row compile each of their
+    programs once (the parameters are an argument)."""
     model = GPT(model_cfg)
 
     @jax.jit
-    def loss(params, x, y):
+    def diagnostic_loss(params, x, y):
         logp = jax.nn.log_softmax(
             model.apply({"params": params}, x, deterministic=True), axis=-1
         )  # (B,T,V)
         return -jnp.take_along_axis(logp, y[..., None], axis=-1)[..., 0].mean(-1)  # (B,)
 
-    return loss
+    return diagnostic_loss
 
 
 def eval_loss(

@@ -89,6 +89,50 @@ def estimate_from_records(c: Campaign, env: dict) -> Estimate | None:
     )
 
 
+# A lent accelerator is never measured before it trains (a measurement is a compile): where this
+# campaign has no record made on this kind of device, a run's seconds are its model FLOPs
+# (mope_jax.device) over the device's datasheet peak at the scale's precision times an assumed
+# MFU, and a row costs LEASE_ROW_OVERHEAD_S of compilation on top. Guesses, labelled as such,
+# and on the slow side of what the first loans measured (33-42% MFU at float32 on an H200,
+# 49-69 s per compile); a row's records then give its own pace for the next rows and loans.
+ASSUMED_MFU = {"f32": 0.30, "tf32": 0.15, "bf16": 0.15}
+LEASE_ROW_OVERHEAD_S = 90.0
+
+
+def estimate_for_lease(c: Campaign, env: dict, kind: str | None = None) -> Estimate | None:
+    """Seconds per run without measuring anything: this campaign's records on this kind of
+    machine (:func:`estimate_from_records`; a row without its own record takes the others'
+    median), else the FLOP count at ASSUMED_MFU of the device's peak (``kind``: its
+    ``device_kind``); None when neither is known (e.g. a CPU with no record: no peak)."""
+    est = estimate_from_records(c, env)
+    if est is not None:
+        return est
+    from mope_jax.device import device_kind, model_flops_per_token, peak_tflops
+
+    kind = kind or device_kind()
+    per, precision = {}, None
+    for r in c.rows:
+        cfg, _ = c.prepared(r)
+        precision = cfg.model.precision
+        peak = peak_tflops(kind, precision)
+        if peak is None:
+            return None
+        t = cfg.train
+        tokens = t.max_steps * t.batch_size * cfg.model.block_size
+        evals = math.ceil(t.max_steps / t.eval_interval)
+        eval_tokens = evals * 2 * t.eval_batches * t.batch_size * cfg.model.block_size / 3
+        flops = (tokens + eval_tokens) * model_flops_per_token(cfg.model)
+        per[r.name] = flops / (peak * 1e12 * ASSUMED_MFU[precision])
+    every = {r.name: per.get(r.name, max(per.values())) for r in c.experiment.rows}
+    return Estimate(
+        every,
+        LEASE_ROW_OVERHEAD_S,
+        f"a guess: model FLOPs at {100 * ASSUMED_MFU[precision]:.0f}% of {kind}'s {precision} "
+        f"peak, {LEASE_ROW_OVERHEAD_S:.0f} s of compiles a row (no record of this campaign on "
+        "this device yet)",
+    )
+
+
 def eta_line(c: Campaign, plans: list[RowPlan]) -> str | None:
     """``campaign status``: the time the missing runs need at the pace this campaign's records
     were made on this kind of machine (None when nothing is missing)."""

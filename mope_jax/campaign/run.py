@@ -52,6 +52,7 @@ def run_campaign(
     estimate: Estimate | None = None,
     log: Callable[[str], None] = print,
     measure: bool = True,
+    row_done: Callable[[str, list[int]], None] | None = None,
 ) -> CampaignResult:
     """Train every planned (row, seed) without a record, one sweep per row, then render.
 
@@ -64,12 +65,18 @@ def run_campaign(
     this call's measured / estimated seconds so far (records made under another load mislead
     the budget otherwise).
     continue_args: extra options of the printed command to continue. measure=False: never
-    measure a step (no budget allowed; on a borrowed accelerator a measurement is a compile)."""
+    measure a step (on a borrowed accelerator a measurement is a compile); a budget then needs
+    an ``estimate`` (:func:`mope_jax.campaign.estimate.estimate_for_lease`).
+    row_done(row, seeds): called once a row group's records and table are written (a device
+    job packs them there, so that a call killed later still returns them)."""
     from mope_jax.provenance import environment
     from mope_jax.rundir import unwritable
 
-    if not measure and budget_s is not None:
-        raise CampaignError("a budget needs each row's pace: measure=False is only without one")
+    if not measure and budget_s is not None and estimate is None:
+        raise CampaignError(
+            "a budget needs each row's pace: measure=False takes one only with an estimate "
+            "(e.g. estimate_for_lease)"
+        )
     t_start = time.monotonic()
     plans = plan(c)
     log(format_plan(c, plans))
@@ -139,7 +146,7 @@ def run_campaign(
                     measured_s / planned_s,
                     f"{base.source}, times {measured_s / planned_s:.2f} as measured by this call",
                 )
-            if budget_s is not None and row.name in estimate.guessed:
+            if measure and budget_s is not None and row.name in estimate.guessed:
                 # its pace so far is another row's: another model may be several times slower
                 # (Morlet-RoPE at mid: 2 s/step where sin/cos, measured first, took 0.6 s)
                 m = estimate_by_measuring(c, row)
@@ -172,6 +179,8 @@ def run_campaign(
                 break
             trained += [(row.name, s) for s in done]
             write_table(c)  # the records of this group are in the table as soon as they land
+            if row_done is not None:
+                row_done(row.name, list(done))
             planned_s += base.seconds(row.name, len(seeds))
             measured_s += time.monotonic() - t_group
             if budget_s is not None and planned_s > 0:
@@ -196,11 +205,6 @@ def run_campaign(
 def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[int] | None:
     """One sweep over ``seeds`` of ``row``, one record per seed; None if SIGTERM stopped it."""
     import jax
-    import numpy as np
-
-    from mope_jax.analysis import spectra
-    from mope_jax.rundir import atomic_write_text
-    from mope_jax.sweep import sweep
 
     cfg = c.config(row)
     run_dir = work / row.name / ("seeds-" + "-".join(str(s) for s in seeds))
@@ -208,6 +212,31 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         f"{display(row, declared_causal(c.experiment, c.scale, row))}: training seeds "
         f"{seeds_text(seeds)} in {rel(run_dir, c.root)}"
     )
+    # the row's precision for everything it runs (training, audit, analysis), including what
+    # the model's own context does not reach (a custom_vjp's backward pass is traced later)
+    from mope_jax.attention.core import MATMUL_PRECISIONS
+    from mope_jax.device import compile_log
+
+    with (
+        jax.default_matmul_precision(MATMUL_PRECISIONS[cfg.model.matmul_precision]),
+        compile_log() as compiles,
+    ):
+        return _train_group_at_precision(
+            c, row, seeds, cfg, run_dir, work, strategy, progress, command, log, compiles
+        )
+
+
+def _train_group_at_precision(
+    c, row, seeds, cfg, run_dir, work, strategy, progress, command, log, compiles
+) -> list[int] | None:
+    import jax
+    import numpy as np
+
+    from mope_jax.analysis import spectra
+    from mope_jax.device import perf_record, perf_text
+    from mope_jax.rundir import atomic_write_text
+    from mope_jax.sweep import sweep
+
     t0 = time.perf_counter()
     start, init_from = None, None
     if row.init_from is not None:
@@ -227,6 +256,8 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
     if res.interrupted:
         log(f"stopped; run the same command again to resume {row.name} from {run_dir}")
         return None
+    t_trained = time.perf_counter()
+    compiled_in_training = len(compiles.events)
     _, corpus = c.prepared(row)
     extras = []
     for r, seed in enumerate(seeds):
@@ -243,6 +274,21 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         extras.append(extra)
     wall = time.perf_counter() - t0
     date = utc_now()
+    slots = jax.device_count() if res.strategy == "shard" else 1
+    # one program trained every seed: its speed is the record's tokens/s times the seeds
+    perf = perf_record(res.cfg.model, res.records[0].get("tokens_per_s"), len(seeds), slots)
+    group = {
+        "group_seeds": list(seeds),
+        "group_wall_s": wall,
+        "strategy": res.strategy,
+        # where the group's time went: training (its compiles included) and what came after
+        # (audit, summaries, analysis); the XLA compilations of each
+        "train_wall_s": t_trained - t0,
+        "after_training_s": wall - (t_trained - t0),
+        "compiles_training": compiled_in_training,
+        "compiles_after_training": len(compiles.events) - compiled_in_training,
+        "compile_s": compiles.seconds,
+    }
     for r, seed in enumerate(seeds):
         rec = dict(res.records[r])
         rec.update(extras[r])
@@ -253,7 +299,8 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
             command=command,
             date_utc=date,
             corpus=corpus_id(corpus.meta),
-            campaign={"group_seeds": list(seeds), "group_wall_s": wall, "strategy": res.strategy},
+            campaign=group,
+            perf=perf,
         )
         if init_from is not None:
             rec["init_from"] = init_from
@@ -264,7 +311,11 @@ def _train_group(c, row, seeds, work, strategy, progress, command, log) -> list[
         atomic_write_text(path, json.dumps(jsonable(rec), indent=1) + "\n")
         metric = rec.get(c.experiment.metric)
         log(f"  {row.name} seed {seed}: {c.experiment.metric} {fmt(metric)}")
-    log(f"  {row.name}: {len(seeds)} runs in {wall:.0f} s")
+    log(
+        f"  {row.name}: {len(seeds)} runs in {wall:.0f} s ({group['train_wall_s']:.0f} s "
+        f"training, {group['after_training_s']:.0f} s after it; {len(compiles.events)} XLA "
+        f"compilations, {compiles.seconds:.0f} s); {perf_text(perf)}"
+    )
     return list(seeds)
 
 

@@ -1,55 +1,90 @@
-"""Campaigns on a borrowed accelerator: run several campaigns under one time budget and bring
-their new records back as one archive (for a GPU/TPU lent for minutes, not hours).
+"""Campaigns on a lent accelerator: a priority queue of (row, seeds) trained under one clock, each
+row's records packed the moment the row finishes, a plan of what the time buys printed first.
 
-Command (on the accelerator machine, in a checkout of this repository):
-          python -m experiments.device_campaigns --out DIR --minutes 9 \\
-              [--corpus .corpus/input.txt] paper_a:mid fourierqk:mid omega_sigma_control:mid
-          python -m experiments.device_campaigns --out DIR --minutes 8 \\
-              paper_a:reference:a-baseline:1 paper_a:reference:a-ega-morlet:1
-          then here: tar -xzf DIR/records.tar.gz && mope-jax report --regenerate experiments/results
-Writes:   DIR/records.tar.gz (every record file the campaigns wrote or changed, paths relative to
-          the repository root), DIR/device_campaigns.log (each campaign's output) and
-          DIR/device_campaigns.json (the plan, what ran, the device and versions).
+The prepared command for a loan (on the device machine, in the copy of this checkout):
 
-Each ``EXPERIMENT:SCALE`` is ``mope-jax campaign run EXPERIMENT --scale SCALE`` with the budget
-that is left (``--budget-minutes``: a campaign stops at a run boundary, so a record is either
-complete or absent); the campaigns run in the order given, until the budget is spent.
-With ``--no-estimate`` a job gets no budget, so nothing is measured before it trains (on a lease of
-minutes a measurement is a compile, ~1 min at ``reference``): size the jobs by hand, from the
-records' wall times. ``EXPERIMENT:SCALE:ROWS[:SEEDS]`` adds ``--rows ROWS`` (comma-separated) and
-``--seeds SEEDS`` (seeds 0..SEEDS-1): a few minutes of an accelerator then go to seed 0 of each
-headline row in turn rather than to every seed of the first row. The archive is rewritten after each
-job, so a call killed at its time limit still returns the records of the jobs that finished. The
-records are ordinary campaign records: ``mope-jax campaign status`` and ``report`` treat them like
-records trained here, and their provenance names the device. ``../shared`` does not travel to a
-borrowed machine: copy TinyShakespeare into a git-ignored folder of the checkout (never commit it),
-carry it, and pass ``--corpus``; records identify the corpus by content, not path.
+    MOPE_JAX_GIT_COMMIT=<git rev-parse HEAD here> python -m experiments.device_campaigns \\
+        --queue paper_a --out $OUT --minutes 12 --corpus .corpus/input.txt \\
+        --compile-cache .jax_cache
 
-Provenance: a copy of the working tree sent to a device may carry no .git or an older one;
-start the command with ``MOPE_JAX_GIT_COMMIT=<the commit sent>`` (``git rev-parse HEAD`` here)
-so that the records name the code that ran.
+    with ``carry``: [".corpus", ".jax_cache"] (a git-ignored copy of TinyShakespeare's input.txt,
+    never committed; and the compilation cache a previous loan brought back, if any). The call's
+    ``timeout_s`` is --minutes plus ~2 minutes (start-up, packing). Then here:
+    ``tar -xzf <files_at>/records.tar.gz && mope-jax report --regenerate experiments/results``,
+    ``mkdir -p .jax_cache && tar -xzf <files_at>/jax_cache.tar.gz -C .jax_cache`` for the next
+    loan, and commit the records.
 
-Numerics: float32 matmuls run at full float32 precision (``JAX_DEFAULT_MATMUL_PRECISION=highest``
-unless already set): on GPUs JAX's default is TF32 for float32 matmuls, which would make a
-device record a lower-precision model than the CPU records beside it. Records from another
-backend are not bitwise equal to CPU ones (different kernels); a seed is one run on one
-machine, so a row may mix machines, and each record says which.
+Queues (``--queue``; rows in priority order, each with 3 seeds trained as one program):
+  * ``paper_a``: ``paper_a --scale reference`` (bf16 mixed precision, the authors' own): a-baseline,
+    a-ega-morlet-causal, a-ega-morlet, a-mope, a-ega1-causal, a-ega1;
+  * ``paper_c``: ``fourierqk --scale reference-tf32`` (TF32, its own scale: the authors ran float32,
+    which at an H100's float32 rate does not fit a loan): learned, causal-morlet, causal-gauss,
+    fourier-qk, multifourier-qk, random-qk.
+``--scale`` replaces the queue's scale (``--scale smoke`` rehearses the same call on a CPU in
+seconds: tests/test_device_campaigns.py). Explicit jobs ``EXPERIMENT:SCALE[:ROWS[:SEEDS]]`` may be
+given instead of a queue; each is one ``mope-jax campaign run``, in this process.
+
+Expected minutes a row (3 seeds, with its compiles): no loan has run this queue yet, so the plan
+the command prints is a guess from the model FLOPs (``mope_jax.campaign.estimate.ASSUMED_MFU``:
+15% of the bf16 or TF32 peak, 30% of the float32 peak, 90 s of compiles a row) until records of
+the campaign exist on that kind of device, whose pace then replaces it: at ``reference`` that guess
+is ~2.5 min a row of paper A on an H100 or H200 (bf16), ~3 min a row of paper C (TF32), so a
+12-minute call buys 4-5 of the six rows; the records of the first loan say what it really buys.
+
+What runs, in order: every job is checked before anything trains (experiment, scale, rows, the
+corpus: one line and exit 2 for anything it cannot run, before any device time is spent); the plan
+is printed; then each row: a clock guard (a row whose estimate does not fit the time left is not
+started, and the queue stops there: a row boundary), one training program for its seeds
+(``vmap`` on an accelerator), the audit, summaries and analysis compiled once for the row, its
+records written and ``records.tar.gz`` rewritten at once, and a line with its minutes, tokens/s
+and MFU. ``device_campaigns.json`` holds the plan, what ran and the device; ``device_campaigns.log``
+every line. The records are ordinary campaign records (``campaign status`` and ``report`` treat
+them as records made here; their ``perf`` and ``env`` name the device and the precision).
+
+Numerics: each row runs at its scale's precision (``model.matmul_precision`` and
+``model.compute_dtype``, stored in every record's config): nothing here sets a process-wide
+precision. ``../shared`` does not travel: pass ``--corpus``; records identify the corpus by
+content, not path. A copy of the working tree may carry no .git or an older one: start with
+``MOPE_JAX_GIT_COMMIT=<the commit sent>`` so that the records name the code that ran.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
+import math
 import sys
 import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path("experiments") / "results"
+CACHE_ARCHIVE_MAX_BYTES = 48 * 2**20  # what fits the next loan's 64 MiB of carried files
+
+QUEUES = {
+    "paper_a": (
+        "paper_a",
+        "reference",
+        (
+            "a-baseline",
+            "a-ega-morlet-causal",
+            "a-ega-morlet",
+            "a-mope",
+            "a-ega1-causal",
+            "a-ega1",
+        ),
+        3,
+    ),
+    "paper_c": (
+        "fourierqk",
+        "reference-tf32",
+        ("learned", "causal-morlet", "causal-gauss", "fourier-qk", "multifourier-qk", "random-qk"),
+        3,
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -89,12 +124,21 @@ def parse_jobs(items: list[str]) -> list[Job]:
             or (seeds is not None and not (seeds.isdigit() and int(seeds) >= 1))
         ):
             raise SystemExit(
-                f"error: {item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] (e.g. paper_a:mid or "
-                "paper_a:reference:a-baseline,a-mope:1); `mope-jax campaign status EXPERIMENT "
-                "--scale S` lists what a campaign plans"
+                f"error: {item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1 (e.g. "
+                "paper_a:mid or paper_a:reference:a-baseline,a-mope:1); `mope-jax campaign "
+                "status EXPERIMENT --scale S` lists what a campaign plans"
             )
         jobs.append(Job(parts[0], parts[1], rows, None if seeds is None else int(seeds)))
     return jobs
+
+
+def queue_jobs(name: str, scale: str | None = None) -> list[Job]:
+    """The queue's rows in priority order, one job a row (so the clock guard and the archive act
+    at every row boundary)."""
+    if name not in QUEUES:
+        raise SystemExit(f"error: no queue {name!r}; use one of {', '.join(QUEUES)}")
+    experiment, default_scale, rows, seeds = QUEUES[name]
+    return [Job(experiment, scale or default_scale, (r,), seeds) for r in rows]
 
 
 def record_files(root: Path) -> dict[str, int]:
@@ -112,99 +156,272 @@ def changed(before: dict[str, int], after: dict[str, int]) -> list[str]:
 
 
 def pack(root: Path, paths: list[str], out: Path) -> Path:
-    """Write ``out`` (a .tar.gz) holding ``paths`` relative to ``root``."""
-    with tarfile.open(out, "w:gz") as tar:
+    """Write ``out`` (a .tar.gz) holding ``paths`` relative to ``root`` (through a temporary
+    file: a call killed while packing leaves the previous archive whole)."""
+    tmp = out.with_name(out.name + ".tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
         for p in paths:
             tar.add(root / p, arcname=p)
+    tmp.replace(out)
     return out
 
 
-def run_campaign(
-    root: Path, job: Job, minutes: float, log, corpus=None, *, runner=subprocess.run
-) -> int:
-    """``mope-jax campaign run`` in a child process (its output appended to ``log``)."""
-    cmd = [sys.executable, "-m", "mope_jax", "campaign", "run", job.experiment]
-    cmd += ["--scale", job.scale, *job.options()]
-    cmd += ["--root", str(root), "--no-progress"]
-    # None (--no-estimate): no budget and no step measurement
-    cmd += ["--no-measure"] if minutes is None else ["--budget-minutes", f"{minutes:.2f}"]
-    if corpus is not None:
-        cmd += ["--corpus", str(corpus)]
-    log.write(f"$ {' '.join(cmd)}\n")
-    log.flush()
-    return runner(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT).returncode
+def open_jobs(root: Path, jobs: list[Job], corpus: Path | None):
+    """Every job as a Campaign, its rows' configs and corpus checked; CampaignError (one line,
+    the fix) for the first it cannot run. Nothing is trained."""
+    from mope_jax.campaign import Campaign
+
+    out = []
+    for job in jobs:
+        c = Campaign.open(
+            job.experiment,
+            job.scale,
+            root,
+            rows=list(job.rows) or None,
+            seeds=job.seeds,
+            corpus=corpus,
+        )
+        for r in c.rows:
+            c.prepared(r)  # its config and corpus
+        out.append((job, c))
+    return out
+
+
+def plan_rows(campaigns, kind: str | None = None) -> list[dict]:
+    """Per job: the runs missing and the estimated seconds (``estimate_for_lease``: this device's
+    records, else the FLOP count at an assumed MFU; None where neither is known)."""
+    from mope_jax.campaign.estimate import estimate_for_lease
+    from mope_jax.campaign.status import plan
+    from mope_jax.provenance import environment
+
+    env = environment()
+    rows = []
+    for job, c in campaigns:
+        est = estimate_for_lease(c, env, kind)
+        missing = [(p.row.name, list(p.missing)) for p in plan(c) if p.missing]
+        secs = None if est is None else sum(est.seconds(r, len(s)) for r, s in missing)
+        rows.append(
+            {
+                "job": str(job),
+                "missing": {r: s for r, s in missing},
+                "estimate_s": secs,
+                "estimate_source": None if est is None else est.source,
+                "_estimate": est,
+            }
+        )
+    return rows
+
+
+def format_plan(rows: list[dict], minutes: float) -> str:
+    lines = [f"plan for {minutes:.1f} min (estimates: the source named per job):"]
+    total = 0.0
+    for r in rows:
+        n = sum(len(s) for s in r["missing"].values())
+        if not n:
+            lines.append(f"  {r['job']:<55} nothing missing")
+            continue
+        if r["estimate_s"] is None:
+            lines.append(f"  {r['job']:<55} {n} runs, no estimate on this device")
+            continue
+        total += r["estimate_s"]
+        fits = "fits" if total <= minutes * 60 else "does not fit"
+        lines.append(
+            f"  {r['job']:<55} {n} runs ~{r['estimate_s'] / 60:5.1f} min, "
+            f"cumulative {total / 60:5.1f} min: {fits}"
+        )
+    sources = sorted({r["estimate_source"] for r in rows if r["estimate_source"]})
+    lines += [f"  estimate: {s}" for s in sources]
+    return "\n".join(lines)
+
+
+def run_job(root: Path, c, budget_s: float, estimate, log, row_done) -> dict:
+    """One campaign in this process, under the clock (``budget_s``) with ``estimate`` (no step
+    is measured); ``row_done`` after each row's records are written."""
+    from mope_jax.campaign.run import run_campaign
+
+    res = run_campaign(
+        c,
+        budget_s=None if estimate is None else budget_s,
+        estimate=estimate,
+        measure=False,
+        progress=False,
+        log=log,
+        row_done=row_done,
+    )
+    return {
+        "trained": [f"{r} seed {s}" for r, s in res.trained],
+        "left": [f"{r} seed {s}" for r, s in res.left],
+        "stopped": res.stopped,
+    }
 
 
 def device_summary() -> dict:
     import jax
 
+    from mope_jax.device import device_kind
+
     return {
         "backend": jax.default_backend(),
+        "device_kind": device_kind(),
         "devices": [str(d) for d in jax.devices()],
         "jax": jax.__version__,
-        "matmul_precision": os.environ.get("JAX_DEFAULT_MATMUL_PRECISION"),
     }
 
 
-def main(argv=None, *, runner=run_campaign) -> dict:
+def row_lines(root: Path, paths: list[str]) -> list[str]:
+    """'row: n seeds, final val a, b, c; tokens/s, MFU' for the records at ``paths``."""
+    from mope_jax.device import perf_text
+
+    by_row: dict[str, list[dict]] = {}
+    for p in paths:
+        rec = json.loads((root / p).read_text())
+        by_row.setdefault(
+            f"{rec.get('experiment')}:{rec.get('scale')}:{rec.get('row')}", []
+        ).append(rec)
+    out = []
+    for name, recs in by_row.items():
+        vals = ", ".join(f"{r.get('final_val_loss', float('nan')):.4f}" for r in recs)
+        camp = recs[0].get("campaign") or {}
+        out.append(
+            f"  {name}: {len(recs)} seeds, final val {vals}; "
+            f"{camp.get('group_wall_s', 0) / 60:.1f} min; {perf_text(recs[0].get('perf') or {})}"
+        )
+    return out
+
+
+def cache_archive(cache: Path, out: Path) -> str:
+    """Pack the compilation cache into ``out/jax_cache.tar.gz`` if it fits the next loan's
+    carried files; returns what was done."""
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    size = sum(p.stat().st_size for p in files)
+    if size > CACHE_ARCHIVE_MAX_BYTES:
+        return f"compilation cache {size / 2**20:.0f} MiB: too large to carry, not packed"
+    with tarfile.open(out / "jax_cache.tar.gz", "w:gz") as tar:
+        for p in files:
+            tar.add(p, arcname=str(p.relative_to(cache)))
+    return f"compilation cache: {len(files)} files, {size / 2**20:.1f} MiB in jax_cache.tar.gz"
+
+
+def main(argv=None, *, runner: Callable = run_job) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("jobs", nargs="+", help="EXPERIMENT:SCALE[:ROWS[:SEEDS]], run in this order")
+    ap.add_argument("jobs", nargs="*", help="EXPERIMENT:SCALE[:ROWS[:SEEDS]], run in this order")
+    ap.add_argument("--queue", choices=sorted(QUEUES), help="a prepared queue (module docstring)")
+    ap.add_argument("--scale", help="with --queue: this scale instead of the queue's (e.g. smoke)")
     ap.add_argument("--out", required=True, type=Path, help="folder for the archive and log")
-    ap.add_argument("--minutes", type=float, required=True, help="budget for all campaigns")
+    ap.add_argument("--minutes", type=float, required=True, help="the clock for every job")
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root")
     ap.add_argument("--corpus", type=Path, help="TinyShakespeare's input.txt, if not in ../shared")
     ap.add_argument(
-        "--no-estimate",
-        action="store_true",
-        help="run each job without a campaign budget: no step measurement (about one compile, "
-        "~1 min at reference, saved per row without a record on this machine); the call's own "
-        "time limit is the guard, and a run it kills is lost",
+        "--compile-cache",
+        type=Path,
+        help="JAX's persistent compilation cache folder (packed into jax_cache.tar.gz at the end "
+        "when it fits a later loan's carried files)",
     )
     args = ap.parse_args(argv)
-    jobs = parse_jobs(args.jobs)
-    if args.minutes <= 0:
-        raise SystemExit("error: --minutes must be > 0")
-    os.environ.setdefault("JAX_DEFAULT_MATMUL_PRECISION", "highest")
+    if bool(args.queue) == bool(args.jobs):
+        raise SystemExit("error: give either --queue NAME or jobs EXPERIMENT:SCALE[...], not both")
+    if args.scale and not args.queue:
+        raise SystemExit("error: --scale goes with --queue (a job names its own scale)")
+    if not (math.isfinite(args.minutes) and args.minutes > 0):
+        raise SystemExit(f"error: --minutes {args.minutes} must be a finite number > 0")
+    jobs = queue_jobs(args.queue, args.scale) if args.queue else parse_jobs(args.jobs)
     root = args.root.resolve()
-    args.out.mkdir(parents=True, exist_ok=True)
-    before = record_files(root)
-    t0, done, new = time.monotonic(), [], []
-    # no jax in this process until the campaigns are done: on a GPU the first backend to start
-    # takes most of its memory, and the campaigns run in child processes
-    summary = {"jobs": [str(j) for j in jobs], "ran": done}
+    t0 = time.monotonic()
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / ".write-test").write_text("")
+        (args.out / ".write-test").unlink()
+    except OSError as e:
+        raise SystemExit(
+            f"error: --out {args.out}: cannot write there ({e.strerror}); give a writable folder"
+        ) from None
 
-    def write_summary(device=False):
-        summary.update(minutes=round((time.monotonic() - t0) / 60, 2), records=new)
-        if device:
-            summary["device"] = device_summary()
+    from mope_jax.errors import MopeError
+
+    if args.compile_cache is not None:
+        from mope_jax.device import use_compilation_cache
+
+        use_compilation_cache(args.compile_cache)
+    try:  # every job checked before any device time goes to training
+        campaigns = open_jobs(root, jobs, args.corpus)
+    except MopeError as e:
+        raise SystemExit(f"error: {e}") from None
+    planned = plan_rows(campaigns)
+    logf = open(args.out / "device_campaigns.log", "a")
+
+    def log(msg: str) -> None:
+        logf.write(msg + "\n")
+        logf.flush()
+        print(msg, flush=True)
+
+    log(format_plan(planned, args.minutes))
+    before = record_files(root)
+    new: list[str] = []
+    done: list[dict] = []
+    summary = {
+        "jobs": [str(j) for j in jobs],
+        "minutes": args.minutes,
+        "plan": [{k: v for k, v in p.items() if not k.startswith("_")} for p in planned],
+        "ran": done,
+        "records": new,
+        "packed_after": [],
+    }
+
+    def write_summary() -> None:
+        summary["wall_minutes"] = round((time.monotonic() - t0) / 60, 2)
         (args.out / "device_campaigns.json").write_text(json.dumps(summary, indent=1) + "\n")
 
-    with open(args.out / "device_campaigns.log", "a") as log:
-        for job in jobs:
-            left = args.minutes - (time.monotonic() - t0) / 60
-            if left <= 0.5:
-                break
-            t_job = time.monotonic()
-            rc = runner(root, job, None if args.no_estimate else left, log, args.corpus)
-            done.append(
-                {
-                    "job": str(job),
-                    "experiment": job.experiment,
-                    "scale": job.scale,
-                    "returncode": rc,
-                    "minutes": round((time.monotonic() - t_job) / 60, 2),
-                }
-            )
-            new = changed(before, record_files(root))
-            if new:  # after every job: a call killed later still brings these back
-                pack(root, new, args.out / "records.tar.gz")
-            write_summary()
-    write_summary(device=True)
-    print(
-        f"{len(new)} records in {args.out / 'records.tar.gz'} after {summary['minutes']} min"
+    def row_done(row: str, seeds: list[int]) -> None:
+        new[:] = changed(before, record_files(root))
+        if new:
+            pack(root, new, args.out / "records.tar.gz")
+        summary["packed_after"].append({"row": row, "seeds": seeds, "records": len(new)})
+        write_summary()
+
+    stopped = None
+    for (job, c), p in zip(campaigns, planned):
+        left_s = args.minutes * 60 - (time.monotonic() - t0)
+        if not any(p["missing"].values()):
+            continue
+        if p["estimate_s"] is not None and p["estimate_s"] > left_s:
+            stopped = f"{job}: ~{p['estimate_s'] / 60:.1f} min needed, {left_s / 60:.1f} left"
+            log(f"clock: {stopped}; stopping at this row boundary")
+            break
+        t_job = time.monotonic()
+        try:
+            outcome = runner(root, c, left_s, p["_estimate"], log, row_done)
+        except MopeError as e:
+            outcome = {"error": str(e)}
+            log(f"error in {job}: {e}")
+        done.append(
+            {"job": str(job), "minutes": round((time.monotonic() - t_job) / 60, 2)} | outcome
+        )
+        write_summary()
+        if outcome.get("stopped"):
+            stopped = f"{job}: {outcome['stopped']}"
+            break
+    summary["stopped"] = stopped
+    summary["device"] = device_summary()
+    new[:] = changed(before, record_files(root))
+    if new:
+        pack(root, new, args.out / "records.tar.gz")
+    if args.compile_cache is not None:
+        summary["compile_cache"] = cache_archive(args.compile_cache, args.out)
+    write_summary()
+    log(
+        f"{len(new)} records in {args.out / 'records.tar.gz'} after {summary['wall_minutes']} min"
         if new
-        else f"no new records after {summary['minutes']} min"
+        else f"no new records after {summary['wall_minutes']} min"
     )
+    for line in row_lines(root, new):
+        log(line)
+    ran = {d["job"] for d in done}
+    left = [p["job"] for p in planned if any(p["missing"].values()) and p["job"] not in ran]
+    if left:
+        log("left for the next loan: " + "; ".join(left))
+    logf.close()
+    if any("error" in d for d in done):
+        sys.exit(1)
     return summary
 
 

@@ -118,7 +118,7 @@ def perf_text(perf: dict[str, Any]) -> str:
 BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 
-@dataclass
+@dataclass(eq=False)  # logs are told apart by identity (nested logs may hold equal events)
 class CompileLog:
     """The XLA compilations seen while it is active: (program name, seconds) in order."""
 
@@ -158,9 +158,10 @@ def _on_event(event: str, duration: float, **kw) -> None:
 
 @contextlib.contextmanager
 def compile_log() -> Iterator[CompileLog]:
-    """Count the XLA backend compilations (``jax.monitoring``'s backend-compile event, which
-    names the jitted function) made inside the block. A hit in the persistent compilation
-    cache is not a compilation and is not counted."""
+    """Count the programs XLA builds inside the block (``jax.monitoring``'s backend-compile
+    event, which names the jitted function): each compiled, or loaded from the persistent
+    compilation cache (the event covers both; a load is much shorter), so the count says how
+    many programs a piece of code needs whatever the cache holds."""
     global _LISTENING
     import jax.monitoring
 

@@ -1,58 +1,124 @@
-"""experiments/device_campaigns.py: the budget is shared in order, and exactly the records the
-campaigns wrote come back in one archive (the campaign itself is stubbed: its own tests train)."""
+"""experiments/device_campaigns.py, the prepared command for a lent accelerator, rehearsed on the
+CPU at smoke size: one training program per row and nothing compiled per seed after it (counted
+with mope_jax.device.compile_log), the archive rewritten after every row, precision and speed in
+every record, the clock guard at row boundaries, and every bad spec refused before training."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
+from pathlib import Path
 
 import pytest
 
 from experiments import device_campaigns as dc
+from mope_jax.device import compile_log
+
+REPO = Path(__file__).resolve().parents[1]
 
 
-def _record(root, exp, scale, row, seed, value):
-    p = root / "experiments" / "results" / exp / scale / "records" / row / f"seed{seed}.json"
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps({"row": row, "seed": seed, "final_val_loss": value}))
-    return p
-
-
-def test_new_records_are_packed_and_old_ones_left_out(tmp_path):
-    root, out = tmp_path / "repo", tmp_path / "out"
-    _record(root, "paper_a", "mid", "a-baseline", 0, 1.9)  # committed before the call
-    calls = []
-
-    def runner(root_, job, minutes, log, corpus):
-        calls.append((job.experiment, job.scale, round(minutes, 1), corpus))
-        _record(root_, job.experiment, job.scale, "a-mope", len(calls), 2.0)
-        return 0
-
-    summary = dc.main(
-        ["--out", str(out), "--minutes", "5", "--root", str(root), "paper_a:mid", "fourierqk:mid"],
-        runner=runner,
+def _clone(tmp_path: Path) -> Path:
+    """A repository root with this checkout's experiments and no results."""
+    root = tmp_path / "repo"
+    shutil.copytree(
+        REPO / "experiments", root / "experiments", ignore=shutil.ignore_patterns("results")
     )
-    assert [c[:2] for c in calls] == [("paper_a", "mid"), ("fourierqk", "mid")]
-    assert calls[0][2] == 5.0 and calls[1][2] <= 5.0 and calls[0][3] is None
+    return root
+
+
+def test_the_paper_a_queue_rehearsed_at_smoke_size(tmp_path, shakespeare_path):
+    root, out = _clone(tmp_path), tmp_path / "out"
+    argv = ["--queue", "paper_a", "--scale", "smoke", "--out", str(out), "--minutes", "60"]
+    argv += ["--root", str(root), "--corpus", str(shakespeare_path)]
+    with compile_log() as log:
+        summary = dc.main(argv)
+    rows = dc.QUEUES["paper_a"][2]
+    ega = [r for r in rows if "ega" in r]
+    # one training program per row, whatever its 3 seeds; the audit once per row; the other-gate
+    # re-evaluation twice per EGA row (own gate, other gate), never per seed
+    assert log.named("seeds_steps") == len(rows), log.by_name()
+    assert log.named("audit_") == len(rows), log.by_name()
+    assert log.named("evaluate") == 2 * len(ega), log.by_name()
+    # the records of each row were packed as soon as it finished
+    assert [p["row"] for p in summary["packed_after"]] == list(rows)
+    assert [p["records"] for p in summary["packed_after"]] == [3 * (i + 1) for i in range(6)]
     with tarfile.open(out / "records.tar.gz") as tar:
         names = sorted(tar.getnames())
-    assert names == [
-        "experiments/results/fourierqk/mid/records/a-mope/seed2.json",
-        "experiments/results/paper_a/mid/records/a-mope/seed1.json",
-    ]
-    assert summary["records"] == names
-    assert json.loads((out / "device_campaigns.json").read_text())["ran"][1]["returncode"] == 0
+    assert len(names) == 18 and all("/paper_a/smoke/records/" in n for n in names)
+    for name in names:
+        rec = json.loads((root / name).read_text())
+        perf = rec["perf"]
+        assert perf["precision"] == "f32" and perf["runs_in_program"] == 3
+        assert "mfu" in perf and perf["mfu"] is None  # no datasheet peak for a CPU
+        assert perf["tokens_per_s"] > 0 and perf["flops_per_token"] > 0
+        assert rec["campaign"]["compiles_training"] >= 1
+    assert summary["stopped"] is None and summary["device"]["backend"] == "cpu"
+    text = (out / "device_campaigns.log").read_text()
+    assert text.startswith("plan for 60.0 min") and "tokens/s (3 runs)" in text
 
 
-def test_no_time_left_runs_nothing(tmp_path, monkeypatch):
-    ticks = iter([0.0, 1e6])  # the first campaign would start after the budget is spent
-    monkeypatch.setattr(dc.time, "monotonic", lambda: next(ticks, 1e6))
+def test_the_clock_guard_stops_at_a_row_boundary(tmp_path, monkeypatch):
+    """A row whose estimate does not fit the time left is not started, nor any row after it."""
+    ran = []
+
+    def fake_plan(campaigns, kind=None):
+        return [
+            {
+                "job": str(j),
+                "missing": {"r": [0]},
+                "estimate_s": s,
+                "estimate_source": "test",
+                "_estimate": None,
+            }
+            for (j, _), s in zip(campaigns, (60.0, 10_000.0, 1.0))
+        ]
+
+    monkeypatch.setattr(dc, "open_jobs", lambda root, jobs, corpus: [(j, None) for j in jobs])
+    monkeypatch.setattr(dc, "plan_rows", fake_plan)
     summary = dc.main(
-        ["--out", str(tmp_path / "o"), "--minutes", "1", "--root", str(tmp_path), "paper_a:mid"],
-        runner=lambda *a: pytest.fail("nothing should run"),
+        ["--out", str(tmp_path / "o"), "--minutes", "5", "--root", str(tmp_path)]
+        + ["paper_a:mid:a-baseline:1", "paper_a:mid:a-mope:1", "paper_a:mid:a-ega1:1"],
+        runner=lambda root, c, left, est, log, row_done: ran.append(left) or {},
     )
-    assert summary["ran"] == [] and summary["records"] == []
-    assert not (tmp_path / "o" / "records.tar.gz").exists()
+    assert len(ran) == 1 and ran[0] <= 300
+    assert summary["stopped"].startswith("paper_a:mid:a-mope:1")
+    assert [d["job"] for d in summary["ran"]] == ["paper_a:mid:a-baseline:1"]
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["nonexistent:mid"], "nonexistent"),
+        (["paper_a:huge"], "no scale 'huge'"),
+        (["paper_a:smoke:a-nothing:1"], "no row 'a-nothing'"),
+        (["--queue", "paper_a", "--scale", "huge"], "no scale 'huge'"),
+    ],
+)
+def test_a_spec_it_cannot_run_fails_before_anything_trains(tmp_path, args, says):
+    root = _clone(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        dc.main(
+            ["--out", str(tmp_path / "o"), "--minutes", "5", "--root", str(root), *args],
+            runner=lambda *a: pytest.fail("nothing may train"),
+        )
+    assert str(e.value).startswith("error:") and says in str(e.value)
+    assert not list((root / "experiments").glob("results/*/*/records/*/*.json"))
+
+
+@pytest.mark.parametrize("minutes", ["nan", "inf", "0", "-1"])
+def test_minutes_must_be_finite_and_positive(tmp_path, minutes):
+    with pytest.raises(SystemExit) as e:
+        dc.main(["--out", str(tmp_path), "--minutes", minutes, "paper_a:mid"])
+    assert "--minutes" in str(e.value) and "finite" in str(e.value)
+
+
+def test_an_out_folder_it_cannot_write_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as e:
+        dc.main(["--out", str(blocker / "sub"), "--minutes", "5", "paper_a:mid"])
+    assert "--out" in str(e.value) and "writable" in str(e.value)
 
 
 @pytest.mark.parametrize(
@@ -68,98 +134,19 @@ def test_no_time_left_runs_nothing(tmp_path, monkeypatch):
         "paper_a:mid:a-mope:1:2",
     ],
 )
-def test_a_job_that_is_not_experiment_colon_scale_is_one_error(bad, tmp_path, capsys):
+def test_a_job_that_is_not_experiment_colon_scale_is_one_error(bad, tmp_path):
     with pytest.raises(SystemExit) as e:
         dc.main(["--out", str(tmp_path), "--minutes", "1", bad])
-    assert "is not EXPERIMENT:SCALE[:ROWS[:SEEDS]]" in str(e.value)
+    assert "is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1" in str(e.value)
 
 
-def test_rows_and_seeds_reach_the_campaign_command(tmp_path):
-    """``paper_a:reference:a-baseline,a-mope:1`` runs ``campaign run paper_a --scale reference
-    --rows a-baseline,a-mope --seeds 1``; the job reads back as written."""
-    (job,) = dc.parse_jobs(["paper_a:reference:a-baseline,a-mope:1"])
-    assert str(job) == "paper_a:reference:a-baseline,a-mope:1"
-    assert job.options() == ["--rows", "a-baseline,a-mope", "--seeds", "1"]
-    assert dc.parse_jobs(["paper_a:mid"])[0].options() == []
-    assert dc.parse_jobs(["paper_a:mid:a-mope"])[0].options() == ["--rows", "a-mope"]
-    log = _Log()
-    seen = log.lines
-    dc.run_campaign(tmp_path, job, 2.0, log, runner=lambda cmd, **kw: _Done())
-    cmd = seen[0].split()
-    assert cmd[cmd.index("--rows") + 1] == "a-baseline,a-mope"
-    assert cmd[cmd.index("--seeds") + 1] == "1" and cmd[cmd.index("--scale") + 1] == "reference"
+def test_queues_name_rows_their_campaigns_plan():
+    """Each queue's rows exist at its scale, in the issue's priority order, 3 seeds each."""
+    from mope_jax.campaign import load_experiment
 
-
-class _Done:
-    returncode = 0
-
-
-class _Log:
-    """A log file that keeps what is written to it."""
-
-    def __init__(self):
-        self.lines = []
-
-    def write(self, text):
-        self.lines.append(text)
-
-    def flush(self):
-        pass
-
-
-def test_the_archive_is_written_after_each_job(tmp_path):
-    """A call killed during the second job still has the first job's records in the archive."""
-    root, out = tmp_path / "repo", tmp_path / "out"
-    seen = []
-
-    def runner(root_, job, minutes, log, corpus):
-        _record(root_, job.experiment, job.scale, job.rows[0], 0, 2.0)
-        if (out / "records.tar.gz").exists():
-            with tarfile.open(out / "records.tar.gz") as tar:
-                seen.append(sorted(tar.getnames()))
-        return 0
-
-    dc.main(
-        [
-            "--out",
-            str(out),
-            "--minutes",
-            "5",
-            "--root",
-            str(root),
-            "paper_a:reference:a-baseline:1",
-            "paper_a:reference:a-mope:1",
-        ],
-        runner=runner,
-    )
-    assert seen == [["experiments/results/paper_a/reference/records/a-baseline/seed0.json"]]
-    summary = json.loads((out / "device_campaigns.json").read_text())
-    assert [r["job"] for r in summary["ran"]] == [
-        "paper_a:reference:a-baseline:1",
-        "paper_a:reference:a-mope:1",
-    ]
-
-
-def test_no_estimate_runs_a_job_without_a_budget(tmp_path):
-    """``--no-estimate``: the campaign command carries no ``--budget-minutes`` (so it measures
-    nothing); without it the budget that is left is passed."""
-    for extra, expect_budget in (([], True), (["--no-estimate"], False)):
-        calls = []
-
-        def runner(root_, job, minutes, log, corpus):
-            calls.append(minutes)
-            return 0
-
-        out = tmp_path / str(expect_budget)
-        dc.main(
-            ["--out", str(out), "--minutes", "5", "--root", str(tmp_path), *extra, "paper_a:mid"],
-            runner=runner,
-        )
-        assert (calls[0] is not None) == expect_budget
-    log = _Log()
-    seen = log.lines
-    (job,) = dc.parse_jobs(["paper_a:reference:a-mope:1"])
-    dc.run_campaign(tmp_path, job, None, log, runner=lambda cmd, **kw: _Done())
-    assert "--budget-minutes" not in seen[0] and "--no-measure" in seen[0]
-    dc.run_campaign(tmp_path, job, 3.0, log, runner=lambda cmd, **kw: _Done())
-    assert "--budget-minutes 3.00" in seen[1]
+    for name, (experiment, scale, rows, seeds) in dc.QUEUES.items():
+        exp = load_experiment(experiment, REPO)
+        planned = {r.name for r in exp.rows_at(exp.scale(scale))}
+        assert set(rows) <= planned and seeds == 3, name
+    assert dc.QUEUES["paper_a"][2][:3] == ("a-baseline", "a-ega-morlet-causal", "a-ega-morlet")
+    assert [str(j) for j in dc.queue_jobs("paper_a")][0] == "paper_a:reference:a-baseline:3"

@@ -27,12 +27,13 @@ given instead of a queue; each is one ``mope-jax campaign run``, in this process
 Expected minutes a row (3 seeds, with its compiles): no loan has run this queue yet, so the plan
 the command prints is a guess from the model FLOPs (``mope_jax.campaign.estimate.ASSUMED_MFU``:
 15% of the bf16 or TF32 peak, 30% of the float32 peak, 90 s of compiles a row) until records of
-the campaign exist on that kind of device, whose pace then replaces it: at ``reference`` that guess
-is ~2.5 min a row of paper A on an H100 or H200 (bf16), ~3 min a row of paper C (TF32), so a
-12-minute call buys 4-5 of the six rows; the records of the first loan say what it really buys.
+the campaign exist on that kind of device, whose pace then replaces it. That guess, printed by
+``plan_rows(open_jobs(...), "NVIDIA H200")`` (the same for an H100 SXM): 2.5 min a row of paper A at
+``reference`` (bf16), 3.8 min a row of paper C at ``reference-tf32`` (its 200 eval batches a split),
+so a 12-minute call buys 4 rows of A or 3 of C; the first loan's records say what it really buys.
 
 What runs, in order: every job is checked before anything trains (experiment, scale, rows, the
-corpus: one line and exit 2 for anything it cannot run, before any device time is spent); the plan
+corpus: one line and a non-zero exit for anything it cannot run, before any training); the plan
 is printed; then each row: a clock guard (a row whose estimate does not fit the time left is not
 started, and the queue stops there: a row boundary), one training program for its seeds
 (``vmap`` on an accelerator), the audit, summaries and analysis compiled once for the row, its

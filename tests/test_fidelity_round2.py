@@ -171,18 +171,16 @@ def test_attention_output_is_the_projection_itself_without_the_dropout():
 @pytest.mark.parametrize("bias,tied", pre.CASES)
 def test_defaults_reproduce_the_model_before_the_new_fields(bias, tied):
     """Same parameter tree and the same logits (eval and training, dropout on) as the package
-    before the fields existed; bitwise on the machine the fixture was written on (XLA:CPU), to
-    1e-6 anywhere else (another kernel may round differently)."""
+    before the fields existed. The fixture was written on another CPU and XLA rounds differently
+    on each (issue 53 reports up to 7e-7 on a CPU without AVX-512), so the comparison has a
+    tolerance, 1e-5: rounding passes, a changed model (a bias or a dropout site more or less)
+    does not. Bitwise equality within one machine is test_defaults_equal_the_explicit_old_settings'."""
     stored = np.load(Path(pre.__file__).with_suffix(".npz"))
     now = pre.outputs()
     k = pre.key(bias, tied)
     assert now[f"{k}_paths"].tolist() == stored[f"{k}_paths"].tolist()
     for part in ("eval", "train"):
-        a, b = now[f"{k}_{part}"], stored[f"{k}_{part}"]
-        if jax.default_backend() == "cpu":
-            np.testing.assert_array_equal(a, b)
-        else:
-            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(now[f"{k}_{part}"], stored[f"{k}_{part}"], rtol=1e-5, atol=1e-5)
 
 
 def test_defaults_equal_the_explicit_old_settings():

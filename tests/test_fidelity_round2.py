@@ -174,7 +174,8 @@ def test_defaults_reproduce_the_model_before_the_new_fields(bias, tied):
     before the fields existed. The fixture was written on another CPU and XLA rounds differently
     on each (issue 53 reports up to 7e-7 on a CPU without AVX-512), so the comparison has a
     tolerance, 1e-5: rounding passes, a changed model (a bias or a dropout site more or less)
-    does not. Bitwise equality within one machine is test_defaults_equal_the_explicit_old_settings'."""
+    does not. Bitwise equality within one machine: test_defaults_equal_the_explicit_old_settings.
+    """
     stored = np.load(Path(pre.__file__).with_suffix(".npz"))
     now = pre.outputs()
     k = pre.key(bias, tied)

@@ -17,6 +17,13 @@ heads, T block size, V vocabulary, B batch):
   the GELU, dropout masks) and 5 H T of the attention scores (scores, softmax, mask, their
   gradients); the logits 5 V. The coefficients are XLA:CPU's ``memory_analysis`` of the train
   step, fitted on small models (B 4..256, T 32..128, E 32..64) within ~10%;
+* precision (``ModelConfig.precision``) keys the bytes of an activation value
+  (:data:`ACTIVATION_VALUE_BYTES`): 4 at f32 and tf32 (tf32 rounds inside the matmul units
+  only); at bf16 also 4, an upper bound: XLA:CPU's ``memory_analysis`` of the bf16 train step
+  is within 0.3% of the f32 one (B 16..64, T 64..128, E 32..64: the residual stream, layer
+  norms, softmax and loss stay float32 and the CPU backend widens bf16 elementwise work), and
+  a GPU backend keeps bf16 matmul outputs, so less; the parameters and Adam state stay float32
+  (bf16 here is mixed precision with float32 master weights);
 * evaluation (a separate program: the larger of it and the train step's activations counts):
   32 bytes a batch (``lax.map``'s index and loss arrays of both splits: 20 measured, with a
   margin for constants and the allocator)
@@ -45,6 +52,9 @@ from mope_jax.errors import ConfigError
 GiB = 1024**3
 F32 = 4
 STATE_COPIES = 5
+# bytes of one activation value by ModelConfig.precision (module doc: bf16 counted at 4, an
+# upper bound measured on XLA:CPU)
+ACTIVATION_VALUE_BYTES = {"f32": 4, "tf32": 4, "bf16": 4}
 EVAL_BYTES_PER_BATCH = 32  # 20 measured (XLA temporaries); margin for constants, allocator
 TEXT_BYTES_PER_BYTE = 10
 STREAM_BYTES_PER_TOKEN = 32  # rope-advice: the int64 stream, its draw and the kernel's counts
@@ -88,7 +98,8 @@ def num_params(model) -> int:
 def activation_bytes(model, batch: int) -> int:
     """Bytes the train step keeps for the backward pass of one run (see the module doc)."""
     L, E, H, T, V = model.n_layer, model.n_embd, model.n_head, model.block_size, model.vocab_size
-    return F32 * batch * T * (L * (24 * E + 5 * H * T) + 5 * V + 2 * E)
+    value = ACTIVATION_VALUE_BYTES[getattr(model, "precision", "f32")]
+    return value * batch * T * (L * (24 * E + 5 * H * T) + 5 * V + 2 * E)
 
 
 def data_bytes(data) -> int:

@@ -74,3 +74,34 @@ def test_out_of_memory_errors_are_recognised():
     assert memory.is_out_of_memory(XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory"))
     assert not memory.is_out_of_memory(XlaRuntimeError("INTERNAL: something else"))
     assert not memory.is_out_of_memory(ValueError("RESOURCE_EXHAUSTED"))
+
+
+@pytest.mark.parametrize("precision", ["f32", "tf32", "bf16"])
+def test_the_estimate_bounds_xla_at_every_precision(precision):
+    """The activation estimate is keyed on ModelConfig.precision and bounds what XLA:CPU's
+    memory analysis of the compiled train step holds as temporaries, at each precision (bf16:
+    mixed precision, counted at 4 bytes a value; the module doc says why)."""
+    import jax
+    import jax.numpy as jnp
+
+    from mope_jax.train import make_train
+
+    setting = {
+        "f32": [],
+        "tf32": ["model.matmul_precision=tf32"],
+        "bf16": ["model.compute_dtype=bfloat16"],
+    }[precision]
+    cfg = apply_overrides(
+        get_preset("smoke"),
+        ["model.n_layer=2", "model.n_embd=64", "model.n_head=4", "model.block_size=64"]
+        + ["train.batch_size=16"]
+        + setting,
+    )
+    assert cfg.model.precision == precision
+    trainer = make_train(cfg)
+    state = jax.eval_shape(trainer.init, jax.random.PRNGKey(0))
+    data = jax.ShapeDtypeStruct((100_000,), jnp.int32)
+    compiled = jax.jit(trainer.train_steps, static_argnums=2).lower(state, data, 1).compile()
+    temp = compiled.memory_analysis().temp_size_in_bytes
+    est = memory.activation_bytes(cfg.model, 16)
+    assert temp <= est <= 2 * temp, (precision, temp, est)

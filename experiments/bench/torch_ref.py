@@ -93,7 +93,7 @@ class TorchGPT(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         t = tokens.shape[1]
-        x = self.wte(tokens) + self.wpe(torch.arange(t))[None]  # (B,T,E)
+        x = self.wte(tokens) + self.wpe(torch.arange(t, device=tokens.device))[None]  # (B,T,E)
         x = F.dropout(x, self.cfg.dropout if self.training else 0.0, self.training)
         for blk in self.blocks:
             x = blk(x)
@@ -151,46 +151,87 @@ def param_groups(model: TorchGPT, tr) -> list[dict]:
     ]
 
 
-def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> dict:
-    """Tokens/s of eager training steps of the reference model (preset ``reference`` plus
-    overrides), best of ``reps`` groups of ``steps`` steps after one warm-up group."""
+# the precisions of mope_jax's ModelConfig.precision, as PyTorch spells them: (allow TF32 in
+# matmuls, autocast dtype or None); bf16 keeps float32 weights (autocast, as the paper A scripts
+# with fp16 and a GradScaler; bf16 needs no scaler)
+PRECISIONS = {"f32": (False, None), "tf32": (True, None), "bf16": (False, torch.bfloat16)}
+
+
+def time_training(
+    overrides: list[str],
+    steps: int,
+    reps: int,
+    threads: int,
+    *,
+    preset: str = "reference",
+    device: str = "cpu",
+    precision: str = "f32",
+) -> dict:
+    """Tokens/s of eager training steps of ``preset`` plus overrides on ``device`` (``cpu`` or
+    ``cuda``) at ``precision`` (f32, tf32, bf16: :data:`PRECISIONS`), best of ``reps`` groups
+    of ``steps`` steps after one warm-up group; CUDA work is synchronised before each clock
+    read."""
+    import contextlib
     import resource
 
     from mope_jax.config import apply_overrides
     from mope_jax.presets import get_preset
 
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r}: one of {sorted(PRECISIONS)}")
+    tf32, autocast = PRECISIONS[precision]
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    cfg = apply_overrides(get_preset("reference"), overrides)
+    if device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+    cfg = apply_overrides(get_preset(preset), overrides)
     m, tr = cfg.model, cfg.train
-    model = TorchGPT(m).train()
+    model = TorchGPT(m).train().to(device)
     opt = torch.optim.AdamW(param_groups(model, tr), lr=tr.lr, betas=(tr.beta1, tr.beta2))
     data = torch.from_numpy(np.random.default_rng(0).integers(0, m.vocab_size, 100_000))
+    data = data.to(device)
     bsz, t = tr.batch_size, m.block_size
+    offsets = torch.arange(t + 1, device=device)
+
+    def cast():
+        if autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device, dtype=autocast)
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
 
     def step():
-        starts = torch.randint(0, data.numel() - t, (bsz,))
-        win = torch.stack([data[s : s + t + 1] for s in starts.tolist()])  # (B,T+1)
+        starts = torch.randint(0, data.numel() - t, (bsz, 1), device=device)
+        win = data[starts + offsets]  # (B,T+1)
         x, y = win[:, :-1], win[:, 1:]
         opt.zero_grad(set_to_none=True)
-        value = loss(model, x, y)
+        with cast():
+            value = loss(model, x, y)
         value.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), tr.grad_clip)
         opt.step()
-        return float(value.detach())
+        return value.detach()
 
     t0 = time.perf_counter()
-    first = [step() for _ in range(steps)]  # warm-up (allocator, kernels)
+    first = [float(step()) for _ in range(steps)]  # warm-up (allocator, kernels)
     warm_s = time.perf_counter() - t0
     times = []
     for _ in range(reps):
+        sync()
         t0 = time.perf_counter()
         for _ in range(steps):
             step()
+        sync()
         times.append(time.perf_counter() - t0)
     s = min(times)
     return {
         "torch": torch.__version__,
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "precision": precision,
+        "preset": preset,
         "threads": threads,
         "n_params": sum(p.numel() for p in model.parameters()),
         "batch_size": bsz,
@@ -202,5 +243,5 @@ def time_training(overrides: list[str], steps: int, reps: int, threads: int) -> 
         "warmup_s": warm_s,
         "first_loss": first[0],
         "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-        "sdpa_math_note": "F.scaled_dot_product_attention(is_causal=True) on CPU",
+        "sdpa_note": f"F.scaled_dot_product_attention(is_causal=True) on {device}",
     }

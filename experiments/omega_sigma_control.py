@@ -274,81 +274,197 @@ def cells_section(experiment: Experiment, scale: Scale, records: list[dict]) -> 
 
 # --------------------------------------------------------------------------- claim A5
 
-ON, OFF = 0.99, 0.5  # "ends on the boundary" / "does not"
+CLAIM_VALUE = 1.0  # "every pair": the fraction on omega sigma = 5 the claim states
+UNIT = "fraction"  # its margin: cl.MARGINS["fraction"] (0.05)
+WHAT = {"mope": "MOPE pairs", "ega-m": "EGA-M filters"}
+EFFECT_UNIT = "fraction on omega sigma = 5"
 
 
-def boundary_fractions(records: list[dict], model: str = "mope") -> dict[str, float]:
-    """Mean over seeds of the fraction of ``model``'s (omega, sigma) pairs (MOPE's pairs,
-    EGA-M's filters) on omega sigma = 5, per cell row with records."""
+def paper_cell(model: str) -> str:
+    """The paper's setup: weight decay on, init on the boundary, the clamp."""
+    return row_name(model, "on", "boundary", "clamp")
+
+
+def is_foil(row: str) -> bool:
+    """A cell without the clamp or without the boundary init (what could show the setup makes
+    the boundary)."""
+    return not (row.endswith("-clamp") and "-init_boundary-" in row)
+
+
+def boundary_counts(records: list[dict], model: str = "mope") -> dict[str, tuple[list, list]]:
+    """{cell row: (hits per seed, items per seed)} of ``model``'s cells with records: the
+    (omega, sigma) pairs (MOPE's pairs, EGA-M's filters) on omega sigma = 5 of each seed,
+    round(summary ``<prefix>_on_boundary_frac`` x N), N = len(analysis ``omega``)."""
     recs = by_row(records)
     key = f"{PREFIX[model]}_on_boundary_frac"
-    return {
-        row: float(np.mean([r["summary"][key] for r in recs[row]]))
-        for row in cell_rows(model)
-        if recs.get(row)
-    }
+    out = {}
+    for row in cell_rows(model):
+        hits, totals = [], []
+        for r in sorted(recs.get(row, []), key=lambda r: int(r["seed"])):
+            where = f"{row} seed {r.get('seed')}"
+            omega = (r.get("analysis") or {}).get("omega")
+            if not omega:
+                raise ValueError(
+                    f"{where}: the record has no analysis['omega'], so the count N of "
+                    f"{WHAT[model]} behind {key} is unknown (mope-jax campaign analyze "
+                    "omega_sigma_control adds it from the run's checkpoint)"
+                )
+            if key not in (r.get("summary") or {}):
+                raise ValueError(f"{where}: the record's summary has no {key}")
+            n = len(omega)
+            x = float(r["summary"][key]) * n
+            if abs(x - round(x)) > 1e-6 * n:
+                raise ValueError(f"{where}: {key} x {n} = {x} is not a count")
+            hits.append(int(round(x)))
+            totals.append(n)
+        if totals:
+            out[row] = (hits, totals)
+    return out
+
+
+def boundary_fractions(records: list[dict], model: str = "mope") -> dict[str, dict]:
+    """Per cell row of ``model`` with records: the fraction of its (omega, sigma) pairs on
+    omega sigma = 5 over every seed's pairs, its Wilson interval with the seeds as clusters
+    (``cl.fraction_interval``) and its own verdict against the claim's 1 +- 0.05
+    (``cl.judge_value``; untested below 3 seeds): {"frac", "lo", "hi", "n_eff", "n" (seeds),
+    "hits", "totals", "verdict", "note"}."""
+    out = {}
+    for row, (hits, totals) in boundary_counts(records, model).items():
+        frac, lo, hi, n_eff = cl.fraction_interval(hits, totals)
+        verdict, note = cl.judge_value(
+            frac,
+            lo,
+            hi,
+            CLAIM_VALUE,
+            UNIT,
+            len(totals),
+            what=f"{WHAT[model]} on omega sigma = 5, `{row}`",
+        )
+        out[row] = dict(
+            frac=frac,
+            lo=lo,
+            hi=hi,
+            n_eff=n_eff,
+            n=len(totals),
+            hits=hits,
+            totals=totals,
+            verdict=verdict,
+            note=note,
+        )
+    return out
+
+
+def _cell_text(row: str, c: dict) -> str:
+    return (
+        f"`{row}` {c['frac']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}] ({sum(c['hits'])}/"
+        f"{sum(c['totals'])} over {c['n']} seed{'s' if c['n'] != 1 else ''}): {c['verdict']} "
+        f"({c['note']})"
+    )
 
 
 def _boundary_judge(exp: Experiment, by_scale: dict, model: str) -> cl.Verdict:
-    """'Every pair converges to omega sigma = 5' for ``model``'s cells: reproduced if every cell
-    ends on the boundary (fraction >= 0.99); produced by the setup if the paper's setup does
-    while some cell without the clamp or without the boundary init does not (< 0.5);
-    contradicted if the paper's own setup leaves pairs off the boundary (< 0.99); inconclusive
-    otherwise (the paper's setup converges, no foil clearly fails, not every cell converges)."""
+    """'Every pair converges to omega sigma = 5' for ``model``'s 12 cells, at the scale the
+    ledger hands it, by the ledger's rule for a claim of a value (mope_jax.claims.rule).
+
+    Each cell: the fraction of its pairs on omega sigma = 5 over every seed's pairs, with the
+    Wilson 95% interval, seeds as clusters (``cl.fraction_interval``), judged against the
+    claim's 1 with the fraction margin 0.05 (``cl.judge_value``): reproduced when the interval
+    lies within [0.95, 1], contradicted when wholly below 0.95 (resolved far from the claim),
+    inconclusive otherwise, untested below 3 seeds. A *foil* is a cell without the clamp or
+    without the boundary init. The claim, in this order:
+
+      * contradicted: the paper's cell (wd on, init on the boundary, clamp) is contradicted;
+      * untested: the paper's cell has fewer than 3 seeds (or no records);
+      * produced by the setup: the paper's cell is not contradicted (reproduced or
+        inconclusive) and at least one foil is contradicted;
+      * reproduced: all 12 cells are reproduced;
+      * untested: a cell that could still decide it (a foil, or any cell for reproduced) has
+        fewer than 3 seeds or no records;
+      * inconclusive otherwise.
+
+    Below 3 seeds the numbers are shown with the verdict untested (the ledger's "n 2, not
+    judged"); ``cl.untested()`` without evidence only when the scale has none of the cells."""
     rows = cell_rows(model)
-    paper = row_name(model, "on", "boundary", "clamp")
-    sc = cl.decisive_scale(exp, by_scale, rows)
+    paper = paper_cell(model)
+    sc = cl.reading_scale(exp, by_scale, rows)
     if sc is None:
         return cl.untested()
-    frac = boundary_fractions(by_scale[sc], model)
-    n = min(len(v) for k, v in by_row(by_scale[sc]).items() if k in rows)
-    foils = {
-        row: x
-        for row, x in frac.items()
-        if not (row.endswith("-clamp") and "-init_boundary-" in row)
-    }
-    lowest = min(foils, key=foils.get)
-    if all(x >= ON for x in frac.values()):
-        verdict = "reproduced"
-    elif frac[paper] >= ON and foils[lowest] < OFF:
-        verdict = "produced by the setup"
-    elif frac[paper] < ON:
+    recs = by_scale[sc]
+    cells = boundary_fractions(recs, model)
+    if not cells:
+        return cl.untested()
+    foils = {row: c for row, c in cells.items() if is_foil(row)}
+    lowest = min(foils, key=lambda r: (foils[r]["frac"], -foils[r]["n"])) if foils else None
+    paper_v = cells[paper]["verdict"] if paper in cells else "untested"
+    missing = [row for row in rows if row not in cells]
+    undecided = missing + [row for row, c in cells.items() if c["verdict"] == "untested"]
+    if paper_v == "contradicted":
         verdict = "contradicted"
+    elif paper_v == "untested":
+        verdict = "untested"
+    elif any(c["verdict"] == "contradicted" for c in foils.values()):
+        verdict = "produced by the setup"
+    elif not missing and all(c["verdict"] == "reproduced" for c in cells.values()):
+        verdict = "reproduced"
+    elif undecided:
+        verdict = "untested"
     else:
         verdict = "inconclusive"
-    what = {"mope": "MOPE pairs", "ega-m": "EGA-M filters"}[model]
-    evidence = (
-        f"fraction of {what} with omega sigma = 5: paper's setup `{paper}` "
-        f"{frac[paper]:.3f}; lowest without the clamp or the boundary init `{lowest}` "
-        f"{foils[lowest]:.3f}; {sum(x >= ON for x in frac.values())}/{len(frac)} cells >= {ON}; "
-        f"mean over seeds, n {n}, scale `{sc}`"
-    )
-    from mope_jax.analysis.stats import summarize
 
-    key = f"{PREFIX[model]}_on_boundary_frac"
-    effects = []
-    for row, label in ((paper, "paper's setup"), (lowest, "lowest foil")):
-        per_seed = [r["summary"][key] for r in by_row(by_scale[sc])[row]]
-        t = summarize(per_seed)
+    lo_edge = CLAIM_VALUE - cl.MARGINS[UNIT]
+    within = sum(lo_edge <= c["lo"] and c["hi"] <= CLAIM_VALUE for c in cells.values())
+    far = [row for row, c in foils.items() if c["verdict"] == "contradicted"]
+    parts = [
+        f"fraction of {WHAT[model]} with omega sigma = 5, Wilson 95% interval: paper's setup "
+        + (_cell_text(paper, cells[paper]) if paper in cells else f"`{paper}` not run at `{sc}`")
+    ]
+    if lowest is not None:
+        parts.append(
+            f"lowest without the clamp or the boundary init {_cell_text(lowest, foils[lowest])}"
+        )
+        parts.append(f"{len(far)}/{len(foils)} such cells resolved below {lo_edge:g}")
+    parts.append(
+        f"{within}/{len(cells)} cells with the interval within {lo_edge:g}..{CLAIM_VALUE:g}"
+        + (f" ({len(missing)} of the 12 not run)" if missing else "")
+    )
+    ns = sorted({c["n"] for c in cells.values()})
+    n_text = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]} a cell"
+    parts.append(f"seeds as clusters, n {n_text}, scale `{sc}`")
+
+    effects, cited = [], [paper, lowest]
+    for row in dict.fromkeys(r for r in cited if r is not None and r in cells):
+        c = cells[row]
+        label = "paper's setup" if row == paper else "lowest foil"
         effects.append(
             cl.Effect(
-                f"{what}: {label} `{row}`",
-                t.mean,
-                t.ci_low,
-                t.ci_high,
-                t.n,
-                1.0 if model == "mope" and row == paper else None,
-                cl.is_causal(exp, sc, by_scale[sc], [row]),
-                "fraction on omega sigma = 5",
+                f"{WHAT[model]}: {label} `{row}`",
+                c["frac"],
+                c["lo"],
+                c["hi"],
+                c["n"],
+                CLAIM_VALUE if row == paper else None,
+                cl.is_causal(exp, sc, recs, [row]),
+                EFFECT_UNIT,
+                verdict=c["verdict"],
             )
         )
+
+    def short(row: str) -> str:
+        c = cells[row]
+        return f"{c['frac']:.3f} [{c['lo']:.3f}, {c['hi']:.3f}], n {c['n']}: {c['verdict']}"
+
+    headline = "; ".join(
+        [f"paper's setup {short(paper)}" if paper in cells else "paper's setup not run"]
+        + ([f"lowest foil `{lowest}` {short(lowest)}"] if lowest is not None else [])
+    )
     return cl.Verdict(
         verdict,
-        evidence,
-        cl.causality(exp, sc, by_scale[sc], [paper]),
+        "; ".join(parts),
+        cl.causality(exp, sc, recs, [r for r in (paper, lowest) if r is not None and r in cells]),
         scale=sc,
         rows=rows,
         effects=effects,
+        headline=headline,
     )
 
 
@@ -358,9 +474,10 @@ def a5_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
 
 
 def a5g_judge(exp: Experiment, by_scale: dict) -> cl.Verdict:
-    """Claim A5g, the same rule, unchanged, on EGA-M's 12 cells (paper 1's gate, NON-CAUSAL
-    full z-norm). The rule was fixed for A5 before any EGA-M cell ran at `mid`; by it, a
-    paper-setup fraction below 0.99 reads contradicted even when every foil is far lower."""
+    """Claim A5g on EGA-M's 12 cells (paper 1's gate, NON-CAUSAL full z-norm), by the same
+    rule as A5 (:func:`_boundary_judge`): each cell's fraction on omega sigma = 5 against the
+    claim's 1 within the fraction margin 0.05, its Wilson interval over the seeds as clusters.
+    The claim is that the convergence recurs, so its value is A5's: 1."""
     return _boundary_judge(exp, by_scale, "ega-m")
 
 
@@ -370,8 +487,8 @@ CLAIMS = (
         "every (omega, sigma) pair of MOPE converges to omega sigma = 5",
         "128/128 pairs at 5.000",
         a5_judge,
-        f"mope-jax campaign run omega_sigma_control --scale mid (the {len(MOPE_ROWS)} `mope-*` "
-        "cells, 2 seeds each; the cpu scale has 1 seed, which cannot decide)",
+        f"mope-jax campaign run omega_sigma_control --scale mid --seeds 3 (the "
+        f"{len(MOPE_ROWS)} `mope-*` cells; a cell needs 3 seeds for a verdict)",
         short="every MOPE pair ends on omega sigma = 5",
     ),
     cl.Claim(
@@ -380,11 +497,95 @@ CLAIMS = (
         "(paper 1's EGA-M filters), a property of character-level language",
         "qualitative (observed in both experiments; no fraction given)",
         a5g_judge,
-        "mope-jax campaign run omega_sigma_control --scale mid (the 12 `ega-m-*` cells, "
-        "2 seeds each)",
+        "mope-jax campaign run omega_sigma_control --scale mid --seeds 3 (the 12 `ega-m-*` "
+        "cells; a cell needs 3 seeds for a verdict)",
         short="the same in the EGA-M gate's filters",
     ),
 )
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _cell_label(wd: str, init: str, constraint: str) -> str:
+    paper = (wd, init, constraint) == ("on", "boundary", "clamp")
+    return f"wd {wd}, init {init}, {constraint}" + (" (paper's setup)" if paper else "")
+
+
+def figures(experiment: Experiment, by_scale: dict) -> dict:
+    """``mope-jax report --regenerate``'s ``forest.png`` in place of the generic forest (val
+    loss against the MOPE cell, which is not what A5 is about): per scale with records (smoke
+    excluded), every cell's fraction of (omega, sigma) on omega sigma = 5 with its Wilson 95%
+    interval, seeds as clusters (:func:`boundary_fractions`, the numbers claims A5 and A5g are
+    judged on), the claim's 1 +- 0.05 shaded, MOPE and EGA-M side by side, each point coloured
+    by its cell's own verdict (``cl.judge_value``; untested below 3 seeds)."""
+    from mope_jax.analysis.figures import VERDICT_COLORS, FigureData
+
+    lo_edge = CLAIM_VALUE - cl.MARGINS[UNIT]
+    panels = []
+    for sc in experiment.scales:
+        recs = by_scale.get(sc.name) or []
+        if sc.name == "smoke" or not recs:
+            continue
+        per_model = {m: boundary_fractions(recs, m) for m in MODELS}
+        if not any(per_model.values()):
+            continue
+        for model in MODELS:
+            items = []
+            for i, (row, c) in enumerate(
+                (row_name(model, *cell), per_model[model].get(row_name(model, *cell)))
+                for cell in CELLS
+            ):
+                if c is None:
+                    continue
+                items.append(
+                    {
+                        "row": i,
+                        "cell": row,
+                        "mean": min(1.0, max(0.0, c["frac"])),
+                        "ci_low": min(1.0, max(0.0, c["lo"])),
+                        "ci_high": min(1.0, max(0.0, c["hi"])),
+                        "n": c["n"],
+                        "hits": sum(c["hits"]),
+                        "total": sum(c["totals"]),
+                        "verdict": c["verdict"],
+                        "paper": CLAIM_VALUE if row == paper_cell(model) else None,
+                        "causal": cl.is_causal(experiment, sc.name, recs, [row]),
+                    }
+                )
+            seeds = sorted({it["n"] for it in items})
+            if not seeds:
+                n_text = "no records"
+            elif len(seeds) == 1:
+                n_text = f"{seeds[0]} seed{'s' if seeds[0] != 1 else ''} a cell"
+            else:
+                n_text = f"{seeds[0]}-{seeds[-1]} seeds a cell"
+            panels.append({"title": f"{LABEL[model]}, scale `{sc.name}`: {n_text}", "items": items})
+    if not panels:
+        return {}
+    used = {it["verdict"] for p in panels for it in p["items"]}
+    return {
+        "forest.png": FigureData(
+            "fraction_forest",
+            {
+                "title": f"{experiment.title}: fraction of (omega, sigma) on omega sigma = 5 "
+                "per cell, Wilson 95% interval with the seeds as clusters; each point coloured "
+                "by its cell's own verdict against the claim's 1 (claims A5, A5g; untested "
+                f"below {cl.MIN_SEEDS} seeds)",
+                "labels": [_cell_label(*cell) for cell in CELLS],
+                "xlabel": "fraction of the cell's (omega, sigma) with |omega sigma - 5| < 1e-3 "
+                "(MOPE: pairs; EGA-M: filters)",
+                "band": [lo_edge, CLAIM_VALUE],
+                "band_label": f"the claim's {CLAIM_VALUE:g} +- {cl.MARGINS[UNIT]:g} (margin)",
+                "xlim": [-0.03, 1.13],
+                "ncols": len(MODELS),
+                "verdicts": {w: c for w, c in VERDICT_COLORS.items() if w in used},
+                "source": f"experiments/results/{experiment.name}/<scale>/records (summary "
+                "<model>_on_boundary_frac x len(analysis omega), per seed)",
+                "panels": panels,
+            },
+        )
+    }
 
 
 EXPERIMENT = Experiment(

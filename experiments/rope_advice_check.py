@@ -195,7 +195,7 @@ def pair_verdict(rows: dict, a: str, b: str):
 
 
 def _advice_judge(exp: Experiment, by_scale: dict):
-    """Claim R1 from the largest non-smoke scale where both data sets have 2+ paired seeds:
+    """Claim R1 from the largest non-smoke scale where both data sets have a paired seed:
     each data set's advised - base 10000 by mope_jax.claims' rule (direction -1; our tool's
     prediction has no effect size), the two combined (mope_jax.claims.combine)."""
     from mope_jax import claims as cl
@@ -207,7 +207,10 @@ def _advice_judge(exp: Experiment, by_scale: dict):
         verdicts = [pair_verdict(rows, a, b) for a, b in PAIRS]
         if any(v is None for v in verdicts):
             continue
-        judged = [cl.judge_difference(t, None, -1) for _, t in verdicts]
+        judged = [
+            cl.judge_difference(t, None, -1, what=f"{a} - {b} at `{sc.name}`")
+            for (a, b), (_, t) in zip(PAIRS, verdicts)
+        ]
         ev = "; ".join(
             f"{a} - {b} {t.mean:+.4f} [{t.ci_low:+.4f}, {t.ci_high:+.4f}] ({v}), n {t.n}: {jv}"
             + (f" ({note})" if note else "")
@@ -219,7 +222,10 @@ def _advice_judge(exp: Experiment, by_scale: dict):
             "RoPE rows: declared causal",
             scale=sc.name,
             rows=[r for pair in PAIRS for r in pair],
-            effects=[cl.effect(t, f"{a} - {b}") for (a, b), (_, t) in zip(PAIRS, verdicts)],
+            effects=[
+                cl.diff_effect(t, a, b, verdict=jv)
+                for (a, b), (_, t), (jv, _) in zip(PAIRS, verdicts, judged)
+            ],
         )
     return cl.untested()
 

@@ -493,7 +493,26 @@ def _claim_b4(analysis, payload) -> cl.Verdict:
             "; undecided: the bootstrap interval holds the criterion's threshold (the paper gives "
             "no effect size)"
         )
-    return cl.Verdict(cl.combine(each), evidence)
+    effects = []
+    for n, v in zip(names, each):
+        fits = corpora[n]["collapse"]["power_law"]
+        alphas = np.array(list(corpora[n]["bootstrap"]["alpha"].values()))
+        spread = alphas.max(0) - alphas.min(0)
+        lo, hi = stats.percentile_interval(spread, payload["criterion"]["confidence"])
+        point = max(f["alpha"] for f in fits.values()) - min(f["alpha"] for f in fits.values())
+        effects.append(
+            cl.Effect(
+                f"{n}: alpha spread (threshold {payload['criterion']['max_alpha_spread']:g})",
+                float(point),
+                float(lo),
+                float(hi),
+                int(spread.shape[0]),
+                None,
+                unit="spread of power-law exponents",
+                verdict=v,
+            )
+        )
+    return cl.Verdict(cl.combine(each), evidence, scale="cpu", effects=effects)
 
 
 ANALYSIS = cl.Analysis(

@@ -745,7 +745,7 @@ def test_paper_a_is_declared_as_a_campaign():
     learned MOPE spectra from the records' summaries."""
     exp = campaign.load_experiment("paper_a", REPO)
     assert len(exp.rows) == 10 and exp.baseline == "a-baseline" and exp.audit
-    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference", "reference-f32"]
+    assert [s.name for s in exp.scales] == ["smoke", "cpu", "mid", "reference-f32", "reference"]
     smoke, cpu, mid = exp.scale("smoke"), exp.scale("cpu"), exp.scale("mid")
     assert cpu.model == dict(block_size=64, n_layer=2, n_head=4, n_embd=64, dropout=0.0)
     assert cpu.train == dict(

@@ -45,25 +45,28 @@ def test_a_gain_in_a_row_that_sees_the_future_is_a_leak_and_in_a_causal_row_repr
     assert judge("C4", {"cpu": records({"learned": base, **flat})}).verdict == "reproduced"
 
 
-def test_causal_kernels_are_judged_at_the_largest_scale_holding_the_kernels_it_plans():
+def test_causal_kernels_are_read_per_scale_over_the_kernels_each_plans():
     base, flat, gain = [2.0, 2.1, 2.05], [2.001, 2.1015, 2.0495], [1.0, 1.1, 1.02]
     cpu = records({"learned": base, **{k: flat for k in fourierqk.CAUSAL_KERNELS}})
     mid_kernels = fourierqk._kernels_at(
         next(s for s in fourierqk.EXPERIMENT.scales if s.name == "mid")
     )
     assert "causal-mexhat" not in mid_kernels and "causal-morlet" in mid_kernels
-    # mid holds only one of its two kernels: still judged at cpu
+    v = judge("C4", {"cpu": cpu})
+    assert v.verdict == "reproduced" and "scale `cpu`" in v.evidence
+    # mid holds one of its two kernels: read there, the missing one named as not run
     partial = records({"learned": base, "causal-gauss": gain})
-    v = judge("C4", {"cpu": cpu, "mid": partial})
-    assert v.verdict == "reproduced" and "scale `cpu`" in v.evidence and "mid" not in v.evidence
-    # mid holds both: judged there, without the kernel mid does not plan, and says so
+    v = judge("C4", {"mid": partial})
+    assert v.verdict == "contradicted" and "scale `mid`" in v.evidence
+    assert "causal-mexhat, causal-morlet not run at `mid`" in v.evidence
+    # handed several scales, the judge reads the largest holding a kernel
     full = records({"learned": base, **{k: gain for k in mid_kernels}})
     v = judge("C4", {"cpu": cpu, "mid": full})
     assert v.verdict == "contradicted" and "scale `mid`" in v.evidence
-    assert "causal-mexhat not planned at `mid`" in v.evidence and "causal-mexhat" not in v.causality
+    assert "causal-mexhat not run at `mid`" in v.evidence and "causal-mexhat" not in v.causality
 
 
-def test_growth_from_cpu_to_mid_needs_a_growing_bilateral_row_and_no_growing_kernel():
+def test_c5_is_a_description_across_scales_never_a_verdict():
     base = [2.0, 2.1, 2.05]
     rows = (*fourierqk.BILATERAL_PAPER_ROWS, *fourierqk.GROWTH_KERNELS)
 
@@ -71,23 +74,24 @@ def test_growth_from_cpu_to_mid_needs_a_growing_bilateral_row_and_no_growing_ker
         vals = {r: [b - gain.get(r, 0.1) + 0.01 * i for i, b in enumerate(base)] for r in rows}
         return records({"learned": base, **vals}, leaks=fourierqk.BILATERAL_PAPER_ROWS)
 
+    (c5,) = [c for c in fourierqk.CLAIMS if c.id == "C5"]
+    assert c5.ours and c5.across_scales
     cpu = scale({})
     assert judge("C5", {"cpu": cpu}).verdict == "untested"  # mid has no records
-    v = judge("C5", {"cpu": cpu, "mid": scale({"fourier-qk": 0.5})})
-    assert v.verdict == "reproduced" and "fourier-qk: -0.090 (n 3) at cpu, -0.490" in v.evidence
-    assert "(grows)" in v.evidence and "`fourier-qk` NON-CAUSAL, audit LEAKS" in v.causality
-    both = judge("C5", {"cpu": cpu, "mid": scale({"fourier-qk": 0.5, "causal-morlet": 0.4})})
-    assert both.verdict == "contradicted"  # a causal kernel's gain grew as well
-    assert judge("C5", {"cpu": cpu, "mid": scale({})}).verdict == "inconclusive"
+    v = judge("C5", {"cpu": cpu, "mid": scale({"fourier-qk": 0.5, "causal-morlet": 0.4})})
+    assert v.verdict == "description" and "fourier-qk: -0.090 (n 3) at `cpu`, -0.490" in v.evidence
+    assert "no test" in v.evidence and "Welch" not in v.evidence
 
 
-def test_untested_without_two_common_seeds_at_a_non_smoke_scale():
+def test_untested_without_three_common_seeds_at_a_non_smoke_scale():
     base, gain = [2.0, 2.1, 2.05], [1.0, 1.1, 1.02]
     assert judge("C1", {}).verdict == "untested"
     smoke = records({"learned": base, "fourier-qk": gain})
     assert judge("C1", {"smoke": smoke}).verdict == "untested"  # a pipeline check never decides
     one = records({"learned": base[:1], "fourier-qk": gain[:1]})
     assert judge("C1", {"cpu": one}).verdict == "untested"
+    two = judge("C1", {"cpu": records({"learned": base[:2], "fourier-qk": gain[:2]})})
+    assert two.verdict == "untested" and "n 2 < 3 seeds: shown, not judged" in two.evidence
     with pytest.raises(ValueError, match="not one of"):
         claims.Verdict("probably")
 
@@ -148,12 +152,11 @@ def test_judge_difference_gives_each_verdict_and_states_what_an_inconclusive_one
     v, note = claims.judge_difference([-0.1, 0.05, -0.02], -0.05, -1)
     assert v == "inconclusive"
     sd = float(np.std([-0.1, 0.05, -0.02], ddof=1))
-    assert (
-        f"seeds to resolve the paper's -0.05 at sd {sd:.4f}: {claims.seeds_needed(sd, 0.05)}"
-        in (note)
-    )
-    assert "smallest resolvable effect +-" in note
-    # a threshold: resolved short of it is contradicted; an interval holding it inconclusive
+    m = claims.MARGINS["nats"]
+    # seeds to resolve the paper's effect beyond the margin: |0.05 - 0.02| at the observed sd
+    assert f"the paper's -0.05: {claims.seeds_needed(sd, 0.05 - m)}" in note
+    assert "smallest resolvable effect +-" in note and "seeds to resolve the observed" in note
+    # a stated margin: resolved short of it is contradicted; an interval holding it inconclusive
     assert claims.judge_difference([-0.040, -0.041, -0.039], None, -1, 0.06)[0] == "contradicted"
     assert claims.judge_difference([-0.04, -0.07, -0.05], None, -1, 0.05)[0] == "inconclusive"
 
@@ -166,7 +169,7 @@ def test_a_negative_claim_is_an_equivalence_test_never_non_significance_alone():
     # the interval excludes every beat larger than the margin: reproduced
     tight = [-0.002, 0.003, 0.0]
     v, note = claims.judge_difference(tight, None, -1, negative=True)
-    assert v == "reproduced" and f"margin {m:g}" in note
+    assert v == "reproduced" and f"within +-{m:g}" in note
     # resolved beyond the margin in the denied direction: contradicted
     assert claims.judge_difference([-0.13, -0.15, -0.11], None, -1, negative=True)[0] == (
         "contradicted"
@@ -233,7 +236,8 @@ def test_planted_records_read_inconclusive_untestable_and_contradicted():
         "a-ega1-causal": [2.01, 2.08, 2.04],
     }
     v = a2.judge(paper_a.EXPERIMENT, {"mid": records(vals, leaks=("a-ega1",))})
-    assert v.verdict == "inconclusive" and "seeds to resolve the paper's -0.0919" in v.evidence
+    assert v.verdict == "inconclusive"
+    assert "the paper's -0.0919 would already be resolved at n 3" in v.evidence
 
 
 # --------------------------------------------------------------------------- scale, convergence
@@ -266,26 +270,36 @@ def test_last_quarter_change_is_the_fitted_drop_over_the_last_quarter():
     assert claims.last_quarter_change({"steps": 300, "curve": [{"step": 300, "val": 2.0}]}) is None
 
 
-def test_scale_facts_state_budget_seeds_and_flag_rows_still_falling():
+def test_scale_facts_state_budget_seeds_and_flag_effects_still_moving():
+    """Convergence is read on the compared effect: a - b at the last eval minus at the first
+    eval from 3/4 of the steps on, mean over seeds; beyond the margin it is still moving. A
+    cosine tail that lowers both rows alike does not move the effect."""
     from experiments import paper_a
 
     recs = [_run("a-baseline", s, [2.4, 2.1, 1.977, 1.943]) for s in range(3)]
     recs += [_run("a-mope", s, [2.5, 2.2, 2.10, 2.095], params=790_000) for s in range(5)]
-    v = claims.Verdict("reproduced", scale="mid", rows=("a-mope", "a-baseline"))
+    t = claims.difference(paper_a.EXPERIMENT, recs, "a-mope", "a-baseline")
+    e = claims.diff_effect(t, "a-mope", "a-baseline")
+    v = claims.Verdict("reproduced", scale="mid", rows=("a-mope", "a-baseline"), effects=[e])
     facts = claims.scale_facts(paper_a.EXPERIMENT, {"mid": recs}, v)
     assert facts.seeds == 3 and facts.runs == 8 and facts.rows == 2
     assert facts.tokens == (2000 * 16 * 256,) * 8  # steps x batch x T
     assert facts.budget() == "0.79-0.8M params, 8.19M tokens a run, 3 seeds"
-    # a-baseline falls 0.034 over its last quarter (> FALLING_NATS), a-mope 0.005 (converged)
-    assert [r for r, _ in facts.falling] == ["a-baseline"]
+    # a-baseline falls 0.034 over its last quarter, a-mope 0.005: the effect moves +0.029
+    ((label, drift, margin),) = facts.moving
+    assert label == "a-mope - a-baseline" and drift == pytest.approx(0.029) and margin == 0.02
     note = claims.scale_note(facts, v)
-    assert "**still falling**" in note and "`a-baseline` -0.034" in note
+    assert "**still moving**" in note and "a-mope - a-baseline +0.029" in note
     assert "(paper: ~4.8M params, ~82M tokens, 1 seed)" in note
-    late = [{"step": 1500, "val": 2.0}, {"step": 2000, "val": 1.99}]
-    flat = [dict(r, curve=r["curve"][:2] + late) for r in recs]
-    assert "converged" in claims.scale_note(
-        claims.scale_facts(paper_a.EXPERIMENT, {"mid": flat}, v), v
-    )
+    # both rows fall alike at the end (a cosine tail): the effect is settled
+    late = [{"step": 1500, "val": 2.0}, {"step": 2000, "val": 1.97}]
+    tail = [dict(r, curve=r["curve"][:2] + late) for r in recs]
+    settled = claims.scale_facts(paper_a.EXPERIMENT, {"mid": tail}, v)
+    assert not settled.moving and "settled" in claims.scale_note(settled, v)
+    # the baseline far from the paper's own loss is named
+    ((row, here, paper),) = facts.far_baselines
+    assert (row, paper) == ("a-baseline", 1.474) and here == pytest.approx(1.943)
+    assert "baseline `a-baseline` at 1.943 here, the paper's 1.474: far" in note
     # rows given as a pattern count runs, not common seeds
     pv = claims.Verdict("inconclusive", scale="mid", rows=("a-*",))
     assert (
@@ -327,3 +341,220 @@ def test_the_readme_bottom_line_is_the_generated_one():
     bottom = claims.bottom_line(claims.judge_all(REPO))
     assert f"{claims.BOTTOM_BEGIN}\n{bottom.rstrip()}\n{claims.BOTTOM_END}" in readme
     assert readme.index(claims.BOTTOM_BEGIN) < readme.index(claims.BEGIN)  # at the top
+
+
+# --------------------------------------------------------------------------- A5, A5g: fractions
+
+
+def _boundary_records(model: str, hits: dict[str, list[int]], n: int = 64, seeds: int = 3):
+    """Planted records of ``model``'s 12 omega_sigma_control cells: each seed's count of pairs on
+    omega sigma = 5 out of ``n`` (``hits[row]``, else 0 for every seed), as a record stores it
+    (summary fraction, analysis omega of length n)."""
+    from experiments import omega_sigma_control as osc
+
+    key = f"{osc.PREFIX[model]}_on_boundary_frac"
+    return [
+        {
+            "row": row,
+            "seed": s,
+            "final_val_loss": 2.0,
+            "summary": {key: h / n},
+            "analysis": {"omega": [1.0] * n, "sigma": [5.0] * n},
+        }
+        for row in osc.cell_rows(model)
+        for s, h in enumerate(hits.get(row, [0] * seeds))
+    ]
+
+
+def _a5(model: str = "mope"):
+    from experiments import omega_sigma_control as osc
+
+    claim = osc.CLAIMS[0 if model == "mope" else 1]
+    return osc, claim, osc.paper_cell(model)
+
+
+def test_a5_boundary_fraction_paper_cell_near_one_and_foils_at_zero_is_produced_by_the_setup():
+    osc, a5, paper = _a5()
+    recs = _boundary_records("mope", {paper: [60, 64, 63]})
+    frac, lo, hi, _ = claims.fraction_interval([60, 64, 63], [64] * 3)
+    assert frac == pytest.approx(187 / 192) and 0 <= lo < frac < hi <= 1
+    v = a5.judge(osc.EXPERIMENT, {"mid": recs})
+    assert v.verdict == "produced by the setup" and v.scale == "mid"
+    assert f"`{paper}` {frac:.3f} [{lo:.3f}, {hi:.3f}] (187/192 over 3 seeds)" in v.evidence
+    assert "seeds as clusters, n 3, scale `mid`" in v.evidence
+    assert "10/10 such cells resolved below 0.95" in v.evidence
+    own = {e.label.split("`")[1]: e for e in v.effects}
+    assert own[paper].paper == 1.0 and own[paper].verdict in ("reproduced", "inconclusive")
+    assert (own[paper].mean, own[paper].ci_low, own[paper].ci_high, own[paper].n) == (
+        pytest.approx(frac),
+        pytest.approx(lo),
+        pytest.approx(hi),
+        3,
+    )
+    (foil,) = [e for row, e in own.items() if row != paper]
+    assert foil.verdict == "contradicted" and foil.ci_high < 0.95 and foil.paper is None
+    assert all(e.unit == "fraction on omega sigma = 5" for e in v.effects)
+    # every cell on the boundary: reproduced
+    full = _boundary_records("mope", {r: [64, 64, 64] for r in osc.cell_rows("mope")})
+    assert a5.judge(osc.EXPERIMENT, {"mid": full}).verdict == "reproduced"
+
+
+def test_a5_boundary_fraction_with_two_seeds_is_shown_untested_with_its_evidence():
+    osc, a5, paper = _a5()
+    recs = _boundary_records("mope", {paper: [60, 64]}, seeds=2)
+    v = a5.judge(osc.EXPERIMENT, {"mid": recs})
+    assert v.verdict == "untested" and v.evidence and v.scale == "mid"
+    assert "(124/128 over 2 seeds): untested (n 2 < 3: shown, not judged)" in v.evidence
+    assert v.effects and all(e.verdict == "untested" and e.n == 2 for e in v.effects)
+    # a scale without any of the cells: nothing to show
+    assert a5.judge(osc.EXPERIMENT, {"mid": _boundary_records("ega-m", {})}) == (claims.untested())
+    # the paper's cell judged, every foil still at 2 seeds: untested, not produced by the setup
+    three = _boundary_records("mope", {paper: [64, 64, 64]})
+    mixed = [r for r in three if r["row"] == paper or r["seed"] < 2]
+    v = a5.judge(osc.EXPERIMENT, {"mid": mixed})
+    assert v.verdict == "untested" and "(192/192 over 3 seeds): reproduced" in v.evidence
+    assert "seeds as clusters, n 2-3 a cell" in v.evidence
+
+
+def test_a5_boundary_fraction_paper_cell_at_one_half_is_contradicted():
+    osc, a5, paper = _a5()
+    recs = _boundary_records("mope", {paper: [31, 33, 32]})
+    v = a5.judge(osc.EXPERIMENT, {"mid": recs})
+    assert v.verdict == "contradicted"
+    (mine,) = [e for e in v.effects if paper in e.label]
+    assert mine.verdict == "contradicted" and mine.ci_high < 0.95 and mine.ci_low >= 0
+
+
+def test_a5g_boundary_fraction_same_rule_on_ega_m_filters():
+    osc, a5g, paper = _a5("ega-m")
+    # the committed pattern: 0.969 of the filters on the boundary in the paper's cell, foils far
+    v = a5g.judge(osc.EXPERIMENT, {"mid": _boundary_records("ega-m", {paper: [62, 64, 60]})})
+    assert v.verdict == "produced by the setup" and "EGA-M filters" in v.evidence
+    assert "NON-CAUSAL" in v.causality and not any(e.causal for e in v.effects)
+    assert [e.paper for e in v.effects] == [1.0, None]
+    # MOPE's records alone say nothing about EGA-M's filters
+    assert a5g.judge(osc.EXPERIMENT, {"mid": _boundary_records("mope", {})}) == claims.untested()
+
+
+def test_a5_boundary_fraction_needs_the_count_of_pairs():
+    osc, a5, paper = _a5()
+    recs = _boundary_records("mope", {paper: [64, 64, 64]})
+    del recs[0]["analysis"]
+    with pytest.raises(ValueError, match="analysis\\['omega'\\]"):
+        a5.judge(osc.EXPERIMENT, {"mid": recs})
+
+
+def test_boundary_fraction_figure_plots_each_cell_with_its_own_verdict_and_the_band():
+    from mope_jax.analysis.figures import VERDICT_COLORS, canonical
+
+    osc, _, paper = _a5()
+    recs = _boundary_records("mope", {paper: [60, 64, 63]})
+    recs += _boundary_records("ega-m", {osc.paper_cell("ega-m"): [32, 31, 33]}, seeds=3)
+    figs = osc.figures(osc.EXPERIMENT, {"smoke": recs, "mid": recs})
+    (fig,) = figs.values()
+    assert list(figs) == ["forest.png"] and fig.kind == "fraction_forest"
+    d = fig.data
+    assert d["band"] == [0.95, 1.0] and len(d["labels"]) == 12 and d["ncols"] == 2
+    assert [p["title"].split(",")[0] for p in d["panels"]] == ["MOPE", "EGA-M (NON-CAUSAL)"]
+    mope, ega = d["panels"]  # smoke never drawn: one scale, two panels
+    assert len(mope["items"]) == len(ega["items"]) == 12
+    assert mope["items"][0]["verdict"] in ("reproduced", "inconclusive")
+    assert mope["items"][0]["paper"] == 1.0 and mope["items"][1]["verdict"] == "contradicted"
+    assert ega["items"][0]["verdict"] == "contradicted" and not ega["items"][0]["causal"]
+    assert all(0 <= it["ci_low"] <= it["mean"] <= it["ci_high"] <= 1 for it in ega["items"])
+    assert d["verdicts"] == {w: VERDICT_COLORS[w] for w in VERDICT_COLORS if w in d["verdicts"]}
+    assert canonical(fig.payload())  # JSON-clean
+    assert osc.figures(osc.EXPERIMENT, {"smoke": recs}) == {}
+
+
+# --------------------------------------------------------------------------- paper B: B5, B6
+
+
+def _ce_records(ft_acc_diff: float, seeds: int = 3) -> list[dict]:
+    """context_extension records of one scale: zero-shot language and arithmetic rows (PI hurts
+    the loss by ~0.5 nats and lowers the accuracy by 0.1) and fine-tunes whose forced result
+    accuracy pi - none is ``ft_acc_diff`` (tight: +-0.001 seed noise), well above chance."""
+    recs = []
+    for s in range(seeds):
+        noise = 0.001 * (s - 1)
+        zero = {
+            "loss": {
+                "none@1": {"all": 1.6, "beyond_L": None},
+                "none@2": {"all": 2.0 + 0.01 * s, "beyond_L": 2.1},
+                "pi@2": {"all": 2.5 + 0.01 * s + noise, "beyond_L": 2.6},
+            },
+            "answer": {
+                "none@2": {"forced_result": 0.5 + 0.02 * s},
+                "pi@2": {"forced_result": 0.4 + 0.02 * s + noise},
+            },
+        }
+        recs.append({"row": "language", "seed": s, "analysis": zero})
+        recs.append({"row": "arithmetic", "seed": s, "analysis": zero})
+        for task in ("language", "arithmetic"):
+            for rule, d in (("none", 0.0), ("pi", ft_acc_diff + noise)):
+                recs.append(
+                    {
+                        "row": f"{task}-ft-{rule}",
+                        "seed": s,
+                        "analysis": {
+                            "loss": {"all": 1.55 + 0.01 * s + (0.005 + noise) * (rule == "pi")},
+                            "answer": {"forced_result": 0.6 + 0.02 * s + d},
+                        },
+                    }
+                )
+    return recs
+
+
+def test_b5_accuracy_is_judged_at_the_accuracy_margin_not_the_nats_one():
+    from mope_jax.campaign import load_experiment
+
+    exp = load_experiment("context_extension", REPO)
+    (b5,) = [c for c in exp.claims if c.id == "B5"]
+    # a 3-point drop, tight: resolved, but within the 0.05 accuracy margin: not material
+    v = b5.judge(exp, {"cpu": _ce_records(-0.03)})
+    assert v.verdict == "contradicted", v.evidence
+    assert "negligible: the interval lies within +-0.05" in v.evidence
+    ft = [e for e in v.effects if "fine-tuned at 2L" in e.label]
+    assert [(e.unit, e.verdict) for e in ft] == [("accuracy", "contradicted")]
+    assert ft[0].mean == pytest.approx(-0.03)
+    # (the nats margin, 0.02, would have called the same interval a material drop)
+    diffs = [-0.03 + 0.001 * (s - 1) for s in range(3)]
+    assert claims.judge_difference(diffs, None, -1)[0] == "reproduced"
+    assert claims.judge_difference(diffs, None, -1, unit="accuracy")[0] == "contradicted"
+    # a 20-point drop, tight: beyond the margin: reproduced
+    v = b5.judge(exp, {"cpu": _ce_records(-0.2)})
+    assert v.verdict == "reproduced" and "resolved beyond the margin 0.05" in v.evidence
+    assert [e.verdict for e in v.effects] == ["reproduced", "reproduced"]  # zero-shot -0.1 too
+    # PI hurts the language loss zero-shot in the same records: the paper's contrast is not seen
+    assert "the paper's contrast (PI works on language, fails on arithmetic) is not" in v.evidence
+    # the fine-tune is named for what it is, from the cpu config: 200 steps at a third of the
+    # pretraining rate, 25% of arithmetic's pretraining tokens
+    assert "200 steps at lr 0.001, 0.33 x the pretraining rate 0.003, 25% of the" in v.evidence
+
+
+def test_context_extension_forest_plots_each_claims_comparison_with_its_margin(monkeypatch):
+    from experiments import context_extension as ce
+    from mope_jax.analysis.figures import canonical
+    from mope_jax.campaign import load_experiment
+
+    monkeypatch.setattr(ce, "_ledger_effects", lambda experiment: {})  # no ledger: the rule's
+    exp = load_experiment("context_extension", REPO)
+    recs = _ce_records(-0.03)
+    fig = ce.claims_forest(exp, {"smoke": recs, "cpu": recs})  # figures()' "forest.png"
+    assert fig.kind == "margin_forest"
+    panels = fig.data["panels"]  # smoke never drawn
+    assert [p["title"].split(":")[0] for p in panels] == [
+        "`cpu`, loss, zero-shot at 2L",
+        "`cpu`, accuracy, zero-shot at 2L",
+        "`cpu`, loss, fine-tuned at 2L",
+        "`cpu`, accuracy, fine-tuned at 2L",
+    ]
+    assert [p["margin"] for p in panels] == [0.02, 0.05, 0.02, 0.05]
+    loss_ft, acc_ft = panels[2:]
+    assert [lab.split(",")[0] for lab in acc_ft["labels"]] == ["B5 arithmetic", "B6 arithmetic"]
+    # B5 (lower): -0.03 within the 0.05 margin, contradicted; B6 (not higher): reproduced
+    assert [it["verdict"] for it in acc_ft["items"]] == ["contradicted", "reproduced"]
+    assert [lab.split(",")[0] for lab in loss_ft["labels"]] == ["B3 language", "B6 arithmetic"]
+    assert all(it["ci_low"] < it["mean"] < it["ci_high"] for p in panels for it in p["items"])
+    assert "before the ledger's Holm adjustment" in fig.data["title"]
+    assert canonical(fig.payload())

@@ -189,23 +189,21 @@ def test_claims_b3_b5_b6_follow_their_preregistered_rules():
     judge = {c.id: c.judge for c in exp.claims}
     assert set(judge) == {"B3", "B5", "B6"}
     # zero-shot only: each arm judged, the row untested until the claim's (fine-tuned) protocol
-    by = {"cpu": _records(-0.1, -0.05)}
+    by = {"cpu": _records(-0.1, -0.1)}
     for cid in ("B3", "B5", "B6"):
         v = judge[cid](exp, by)
         assert v.verdict == "untested", (cid, v)
         assert "zero-shot at 2L" in v.evidence and "reproduced" in v.evidence
-        assert "fine-tuned at 2L (PI's protocol, the claim's" in v.evidence and "no records" in (
-            v.evidence
-        )
+        assert "the claim's protocol: `" in v.evidence and "no records" in v.evidence
     # the fine-tuned protocol decides: PI lowers loss and accuracy there: B3, B5, B6 reproduced
-    by = {"cpu": _records(-0.1, -0.05, ft_loss_shift=-0.1)}
+    by = {"cpu": _records(-0.1, -0.1, ft_loss_shift=-0.1)}
     for cid in ("B3", "B5", "B6"):
         assert judge[cid](exp, by).verdict == "reproduced", cid
     v = judge["B3"](exp, by)
     assert "`language-ft-pi` - `language-ft-none`" in v.evidence
     assert "fine-tune without scaling" in v.evidence
     # fine-tuned PI raises the loss and the accuracy: B3 and B5 contradicted
-    by = {"cpu": _records(-0.1, -0.05, ft_loss_shift=+0.1)}
+    by = {"cpu": _records(-0.1, -0.1, ft_loss_shift=+0.1)}
     assert judge["B3"](exp, by).verdict == "contradicted"
     assert judge["B5"](exp, by).verdict == "contradicted"
     # one seed, or smoke records only: untested

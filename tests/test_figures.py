@@ -254,8 +254,8 @@ def test_ledger_forest_panels_per_unit():
         ("R1", "inconclusive", (Effect("one seed", 0.01, math.nan, math.nan, 1),)),
         ("B4", "inconclusive", ()),
     ]
-    data = json.loads(figures.ledger_forest(items).text())
-    assert data["figure"] == "ledger_forest"
+    data = json.loads(figures.ledger_forest(items, {"nats": 0.02, "slope": 0.1}).text())
+    assert data["figure"] == "margin_forest"
     # one panel a paper and unit, in the order met: A nats, C nats, B slope, R nats
     assert [p["labels"] for p in data["panels"]] == [
         ["A0 x - base"],
@@ -269,6 +269,14 @@ def test_ledger_forest_panels_per_unit():
     assert c1["causal"] is False and c1["verdict"] == "leak" and c1["row"] == 0
     assert r1["ci_low"] is None and r1["n"] == 1  # no interval: a point
     assert data["verdicts"]["reproduced"] and data["verdicts"]["leak"]
+    # the margin: about 0 for a difference, about the paper's value for an exponent
+    assert [(p["margin"], p["band"]) for p in data["panels"]] == [
+        (0.02, None), (0.02, None), (None, [0.9, 1.1]), (0.02, None)
+    ]  # fmt: skip
+    # a fraction's interval is clipped to [0, 1]
+    frac = Effect("cell", 0.98, 0.93, 1.01, 3, 1.0, unit="fraction on omega sigma = 5")
+    (panel,) = json.loads(figures.ledger_forest([("A5", "x", (frac,))]).text())["panels"]
+    assert panel["items"][0]["ci_high"] == 1.0 and panel["band"] is None  # no margins given
 
     class Judged:  # the ledger's rows are accepted as they are
         def __init__(self, cid, verdict, effects):

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 
+from mope_jax import claims
 from mope_jax.data import igsm
 
 
@@ -57,9 +58,19 @@ def test_trend_verdicts_and_section():
     assert igsm_ops._trend_judge(exp, {}).verdict == "untested"
     assert igsm_ops._trend_judge(exp, {"smoke": _records(-1.0)}).verdict == "untested"
     assert igsm_ops._trend_judge(exp, {"cpu": _records(-1.0, seeds=1)}).verdict == "untested"
+    # the records hold no lookup or answer accuracy: whatever the slope, untestable here, with
+    # the slope judged against the law's -1 and its direction shown (not in the Holm family)
     v = igsm_ops._trend_judge(exp, {"cpu": _records(-1.0)})
-    assert v.verdict == "reproduced" and "8 runs over 4 rows" in v.evidence
-    assert igsm_ops._trend_judge(exp, {"cpu": _records(0.0)}).verdict == "inconclusive"
+    assert v.verdict == "untestable here" and "8 runs over 4 rows" in v.evidence
+    assert "against the law's -1 reproduced" in v.evidence and "direction" in v.evidence
+    flat = igsm_ops._trend_judge(exp, {"cpu": _records(0.0)})
+    assert (
+        flat.verdict == "untestable here" and "against the law's -1 contradicted" in flat.evidence
+    )
+    tests: list = []
+    with claims.collecting(tests):
+        igsm_ops._trend_judge(exp, {"cpu": _records(-1.0)})
+    assert all(math.isnan(t.p) for t in tests)
     md = igsm_ops.ops_section(exp, exp.scale("cpu"), _records(-1.0))
     assert "slope of log theta_eff on log W = -1.000" in md
     assert "| `ops-8` | 8 | 320.0 (320, 320) |" in md

@@ -73,7 +73,10 @@ def test_claim_r1_needs_both_data_sets_and_both_must_help():
         return out
 
     assert claim.judge(exp, {"cpu": recs(-0.05, -0.05)}).verdict == "reproduced"
-    assert claim.judge(exp, {"cpu": recs(-0.05, 0.0)}).verdict == "inconclusive"
+    # no gain on one data set (within the 0.02 margin): the claim of a gain is contradicted
+    assert claim.judge(exp, {"cpu": recs(-0.05, 0.0)}).verdict == "contradicted"
+    # a gain whose interval reaches across the margin: inconclusive
+    assert claim.judge(exp, {"cpu": recs(-0.05, -0.02)}).verdict == "inconclusive"
     assert claim.judge(exp, {"cpu": recs(-0.05, -0.05, seeds=1)}).verdict == "untested"
     assert claim.judge(exp, {"smoke": recs(-0.05, -0.05)}).verdict == "untested"
 

@@ -90,7 +90,7 @@ def test_the_ledger_holds_b4_judged_from_the_committed_json():
     (analysis,) = [a for a in claims.analyses_with_claims(REPO) if a.name == "self_similarity"]
     committed = json.loads((REPO / "experiments" / "results" / analysis.results).read_text())
     v = judge(committed)
-    row = next(line for line in claims.ledger(REPO).splitlines() if line.startswith("| B4:"))
+    row = next(line for line in claims.ledger(REPO).splitlines() if line.startswith("| [B4]("))
     assert f"**{v.verdict}**" in row
 
 

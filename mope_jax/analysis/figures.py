@@ -10,7 +10,8 @@ A figure is two files beside each other:
 
 ``--check`` reports the data file when its text differs and the PNG when it is missing. The data
 holds a digest of the drawing code (``"drawer"``), so a changed drawer changes every data file and
-the PNGs are drawn again, never left as the old code drew them.
+the PNGs are drawn again, never left as the old code drew them (a later drawer's section only its
+own figures' data: :func:`drawer_digest`).
 
 Builders are pure functions of records (or of the claims ledger) that return a
 :class:`FigureData`; drawers are pure functions of the data (``matplotlib.figure.Figure``, never
@@ -74,6 +75,7 @@ VERDICT_COLORS = {
     "leak": "#9467bd",
     "produced by the setup": "#ff7f0e",
     "untested": "#c7c7c7",
+    "description": "#17becf",
 }
 _RC = {
     "font.size": 8,
@@ -141,28 +143,40 @@ class FigureData:
     data: dict = field(default_factory=dict)
 
     def payload(self) -> dict:
-        return {"figure": self.kind, "made_by": MADE_BY, "drawer": drawer_digest(), **self.data}
+        return {
+            "figure": self.kind,
+            "made_by": MADE_BY,
+            "drawer": drawer_digest(self.kind),
+            **self.data,
+        }
 
     def text(self) -> str:
         return canonical(self.payload())
 
 
-def drawer_digest() -> str:
+def drawer_digest(kind: str | None = None) -> str:
     """12 hex digits of the drawing code (this module's drawers section and its style): in the
     data, so a changed drawer changes the data file, and ``--check`` asks for the PNGs to be
-    drawn again rather than passing PNGs drawn by the old code."""
-    global _DIGEST
-    if _DIGEST is None:
+    drawn again rather than passing PNGs drawn by the old code. A figure drawn by one of the
+    later drawers (:data:`LATER_DRAWERS`, below :data:`LATER_MARK`) hashes that section too;
+    the section above it is hashed as it was before the later one existed, so adding a later
+    drawer leaves every other figure's data as it was."""
+    later = kind in LATER_DRAWERS
+    if later not in _DIGEST:
         import hashlib
 
         text = Path(__file__).read_text()
-        code = text[text.index(DRAWERS_MARK) :] + repr(sorted(_RC.items()))
-        _DIGEST = hashlib.sha256(code.encode()).hexdigest()[:12]
-    return _DIGEST
+        start, end = text.index(DRAWERS_MARK), text.index(LATER_MARK)
+        code = text[start:end].rstrip("\n") + "\n" + repr(sorted(_RC.items()))
+        if later:
+            code += text[end:]
+        _DIGEST[later] = hashlib.sha256(code.encode()).hexdigest()[:12]
+    return _DIGEST[later]
 
 
-_DIGEST: str | None = None
+_DIGEST: dict[bool, str] = {}
 DRAWERS_MARK = "# " + "-" * 75 + " drawers"
+LATER_MARK = "# " + "-" * 75 + " later drawers"
 
 
 def data_path(png: str | Path) -> Path:
@@ -259,55 +273,96 @@ def _get(x, name: str):
     return x.get(name) if isinstance(x, dict) else getattr(x, name)
 
 
-def ledger_forest(items) -> FigureData:
+def ledger_forest(items, margins: dict | None = None) -> FigureData:
     """The claims ledger's forest plot: one panel a paper and unit (paper A's val-loss
     differences, paper B's, ...: the papers' effects differ by an order of magnitude), one row an
-    effect labelled "<claim> <label>", coloured by the claim's verdict, hollow where not causal,
-    the paper's value as an x. ``items``: ``(claim_id, verdict word, effects)`` tuples (effects:
-    :class:`mope_jax.claims.Effect` or dicts with its fields), or the ledger's ``Judged`` rows."""
+    effect labelled "<claim> <label> (`scale`)", coloured by that comparison's own verdict (the
+    claim's where the judge gives none), hollow where not causal, the paper's value as an x, and
+    the metric's materiality margin shaded (``margins``: {unit's first word: margin}, e.g.
+    ``mope_jax.claims.MARGINS``; about 0 for a difference, about the claimed value for a
+    fraction or a law's exponent). The deciding scale's effects come first, then those of any
+    `reference` scale shown without a verdict. Fractions are clipped to [0, 1]. ``items``: the
+    ledger's ``Judged`` rows, or ``(claim_id, verdict word, effects)`` tuples."""
+    MARGINS = dict(margins or {})
     rows = []
     for it in items:
         if hasattr(it, "claim") and hasattr(it, "verdict"):
-            cid, word, effects = it.claim.id, it.verdict.verdict, it.verdict.effects
+            cid, word = it.claim.id, it.verdict.verdict
+            readings = [
+                (r.verdict.effects, r.verdict.verdict)
+                for r in getattr(it, "readings", ())
+                if r.decisive
+            ]
+            readings += [
+                (r.verdict.effects, "untested")
+                for r in getattr(it, "readings", ())
+                if not r.decisive and str(r.scale).startswith("reference")
+            ]
+            if not readings:
+                readings = [(it.verdict.effects, word)]
         else:
             cid, word, effects = it
-        for e in effects:
-            lo, hi = _get(e, "ci_low"), _get(e, "ci_high")
-            ok = lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi)
-            rows.append(
-                {
-                    "group": cid[:1],
-                    "unit": _get(e, "unit") or "",
-                    "label": f"{cid} {_get(e, 'label')}",
-                    "verdict": word,
-                    "mean": _get(e, "mean"),
-                    "ci_low": lo if ok else None,
-                    "ci_high": hi if ok else None,
-                    "n": _get(e, "n"),
-                    "paper": _get(e, "paper"),
-                    "causal": bool(_get(e, "causal")),
-                }
-            )
+            readings = [(effects, word)]
+        for effects, fallback in readings:
+            for e in effects:
+                lo, hi = _get(e, "ci_low"), _get(e, "ci_high")
+                ok = lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi)
+                unit = _get(e, "unit") or ""
+                mean = _get(e, "mean")
+                if unit.startswith("fraction") and ok:
+                    lo, hi = max(0.0, lo), min(1.0, hi)
+                scale = _get(e, "scale") or ""
+                rows.append(
+                    {
+                        "group": cid[:1],
+                        "unit": unit,
+                        "label": f"{cid} {_get(e, 'label')}" + (f" (`{scale}`)" if scale else ""),
+                        "verdict": _get(e, "verdict") or fallback,
+                        "mean": mean,
+                        "ci_low": lo if ok else None,
+                        "ci_high": hi if ok else None,
+                        "n": _get(e, "n"),
+                        "paper": _get(e, "paper"),
+                        "causal": bool(_get(e, "causal")),
+                    }
+                )
     keys = list(dict.fromkeys((r["group"], r["unit"]) for r in rows))
-    panels = [
-        {
-            "title": "",
-            "xlabel": _unit_label(u),
-            "labels": [r["label"] for r in rows if (r["group"], r["unit"]) == (p, u)],
-            "items": [
-                {k: v for k, v in r.items() if k not in ("unit", "label", "group")} | {"row": i}
-                for i, r in enumerate(x for x in rows if (x["group"], x["unit"]) == (p, u))
-            ],
-        }
-        for p, u in keys
-    ]
+    panels = []
+    for p, u in keys:
+        mine = [r for r in rows if (r["group"], r["unit"]) == (p, u)]
+        key = u.split(" ")[0] if u.split(" ")[0] in MARGINS else ""
+        m = MARGINS.get(key)
+        band, margin = None, None
+        papers = {r["paper"] for r in mine if r["paper"] is not None}
+        if key in ("nats", "accuracy"):
+            margin = m
+        elif m is not None and len(papers) == 1:
+            v = papers.pop()
+            band = [v - m, min(v + m, 1.0) if key == "fraction" else v + m]
+        panels.append(
+            {
+                "title": f"paper {p}" if p in "ABC" else "ours",
+                "xlabel": _unit_label(u),
+                "labels": [r["label"] for r in mine],
+                "margin": margin,
+                "band": band,
+                "zero": key in ("nats", "accuracy", ""),
+                "items": [
+                    {k: v for k, v in r.items() if k not in ("unit", "label", "group")} | {"row": i}
+                    for i, r in enumerate(mine)
+                ],
+            }
+        )
     return FigureData(
-        "ledger_forest",
+        "margin_forest",
         {
-            "title": "Claims ledger: each compared quantity with its 95% interval, coloured by "
-            "the claim's verdict",
+            "title": "Claims ledger: each compared quantity with its 95% interval, coloured by its "
+            "own verdict; the shaded band is the metric's materiality margin",
             "source": "experiments/results/CLAIMS.md (mope_jax.claims: Verdict.effects)",
             "verdicts": {w: VERDICT_COLORS[w] for w in VERDICT_COLORS},
+            "margin_label": "materiality margin (0.02 nats, 0.05 accuracy or fraction, "
+            "0.1 exponent)",
+            "ncols": 1,
             "panels": panels,
         },
     )
@@ -604,3 +659,131 @@ DRAWERS: dict[str, Callable[[dict], Any]] = {
     "ledger_forest": draw_ledger_forest,
     "xy": draw_xy,
 }
+
+
+# --------------------------------------------------------------------------- later drawers
+
+
+def _verdict_legend(fig, panels, colors, band, title: str) -> None:
+    """The legend of a forest coloured by verdict: the verdicts drawn, the shaded ``band``, and
+    the hollow and x markers where used."""
+    from matplotlib.lines import Line2D
+
+    items = [it for panel in panels for it in panel["items"]]
+    used = {it["verdict"] for it in items}
+    handles = [
+        Line2D([], [], marker="o", ls="", color=colors[w], label=w) for w in colors if w in used
+    ]
+    handles.append(band)
+    if not all(it["causal"] for it in items):
+        handles.append(
+            Line2D([], [], marker="o", ls="", mfc="white", mec="0.3", label="not causal")
+        )
+    if any(it.get("paper") is not None for it in items):
+        handles.append(
+            Line2D([], [], marker="x", ls="", color="k", mew=1.5, label="the paper's value")
+        )
+    fig.legend(
+        handles=handles,
+        loc="outside upper center",
+        ncols=4,
+        frameon=False,
+        title=title,
+        title_fontsize=9,
+    )
+
+
+# (added after the figures above were committed: hashed into their own figures' data only,
+# see drawer_digest)
+
+
+def draw_fraction_forest(p: dict):
+    """Fractions (of a model's pairs on a boundary, ...) with their intervals, one row a label
+    shared by the panels (``ncols`` a row of panels), each point coloured by its own verdict
+    (``verdicts``: word -> colour), hollow where not causal, the paper's value as an x, the
+    claim's band (``band``: [low, high], ``band_label``) shaded; x from ``xlim``."""
+    from matplotlib.patches import Patch
+
+    labels, panels, colors = p["labels"], p["panels"], p["verdicts"]
+    ncols = max(1, min(int(p.get("ncols", 1)), len(panels)))
+    nrows = math.ceil(len(panels) / ncols)
+    width = _label_width(labels) + 3.4 * ncols
+    fig = _new_figure(width, 1.5 + (0.26 * len(labels) + 0.7) * nrows)
+    axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
+    lo, hi = p["band"]
+    for ax, panel in zip(axes.flat, panels):
+        ax.axvspan(lo, hi, color="#2ca02c", alpha=0.15, lw=0, zorder=1)
+        _forest_axis(
+            ax,
+            labels,
+            panel["items"],
+            color_of=lambda it: colors.get(it["verdict"], "k"),
+            zero=False,
+        )
+        ax.set_xlim(*p.get("xlim", [-0.03, 1.13]))
+        ax.set_title(panel["title"])
+    for ax in axes[:, 0]:
+        ax.set_yticklabels(labels)
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    fig.supxlabel(p["xlabel"], fontsize=8)
+    band = Patch(color="#2ca02c", alpha=0.15, lw=0, label=p["band_label"])
+    _verdict_legend(fig, panels, colors, band, _wrap(p["title"], width))
+    return fig
+
+
+def draw_margin_forest(p: dict):
+    """Forest panels in a grid (``ncols`` a row of panels), each with its own rows (``labels``),
+    its materiality margin shaded about 0 (``margin``: +-m, within it a difference is
+    negligible), each point coloured by its own comparison's verdict (``verdicts``: word ->
+    colour), hollow where not causal, the paper's value as an x."""
+    from matplotlib.patches import Patch
+
+    panels, colors = p["panels"], p["verdicts"]
+    if not panels:
+        fig = _new_figure(6, 1.5)
+        fig.text(0.5, 0.5, "no comparisons with records yet", ha="center", va="center")
+        return fig
+    ncols = max(1, min(int(p.get("ncols", 1)), len(panels)))
+    nrows = math.ceil(len(panels) / ncols)
+    axis_w = 3.0
+    pw = _label_width([s for panel in panels for s in panel["labels"]]) + axis_w
+    titles = [_wrap(panel["title"], axis_w) for panel in panels]
+    heights = [  # a grid row: its panels' rows of points, title lines (~0.55 each), x axis
+        max(
+            len(panels[i]["labels"]) + 0.55 * titles[i].count("\n")
+            for i in range(r * ncols, min((r + 1) * ncols, len(panels)))
+        )
+        + 2.6
+        for r in range(nrows)
+    ]
+    fig = _new_figure(pw * ncols, 1.3 + 0.26 * sum(heights))
+    axes = fig.subplots(nrows, ncols, squeeze=False, height_ratios=heights)
+    for ax, panel, title in zip(axes.flat, panels, titles):
+        m, band = panel.get("margin"), panel.get("band")
+        if m:
+            ax.axvspan(-m, m, color="0.5", alpha=0.2, lw=0, zorder=1)
+        if band:
+            ax.axvspan(band[0], band[1], color="0.5", alpha=0.2, lw=0, zorder=1)
+        _forest_axis(
+            ax,
+            panel["labels"],
+            panel["items"],
+            color_of=lambda it: colors.get(it["verdict"], "k"),
+            zero=panel.get("zero", True),
+        )
+        ax.set_yticklabels(panel["labels"])
+        ax.set_title(title)
+        ax.set_xlabel(panel["xlabel"])
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    band = Patch(color="0.5", alpha=0.2, lw=0, label=p["margin_label"])
+    _verdict_legend(fig, panels, colors, band, _wrap(p["title"], pw * ncols))
+    return fig
+
+
+LATER_DRAWERS: dict[str, Callable[[dict], Any]] = {
+    "fraction_forest": draw_fraction_forest,
+    "margin_forest": draw_margin_forest,
+}
+DRAWERS.update(LATER_DRAWERS)

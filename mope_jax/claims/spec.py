@@ -15,10 +15,22 @@ VERDICTS = (
     "leak",
     "produced by the setup",
     "untested",
+    "description",
 )
-MARGIN_NATS = 0.02  # equivalence margin of a negative claim on a loss (nats)
-FALLING_NATS = 0.02  # a row whose val loss still fell more than this over its last quarter
-CHANCE_MARGIN = 0.05  # an accuracy whose interval reaches below chance + this is at chance
+MIN_SEEDS = 3  # common seeds (or clusters) a comparison needs before it gets a verdict
+# the one materiality margin of each metric, for positive and negative claims alike: an effect
+# smaller than this is not material (mope_jax.claims.rule's docstring)
+MARGINS = {
+    "nats": 0.02,  # a val-loss difference
+    "accuracy": 0.05,  # an accuracy difference (five points: what 500 problems resolve)
+    "fraction": 0.05,  # a fraction of filters (e.g. on omega sigma = 5)
+    "slope": 0.1,  # a power law's exponent
+}
+MARGIN_NATS = MARGINS["nats"]
+FALLING_NATS = MARGIN_NATS  # an effect that moved more than this over the last quarter
+CHANCE_MARGIN = MARGINS["accuracy"]  # an accuracy whose interval reaches below chance + this
+ALPHA = 0.05  # every interval is 95%; a Holm-adjusted p at or above this decides nothing
+BASELINE_GAP_NATS = 0.1  # a baseline farther than this from the paper's own loss is "far"
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,9 @@ class Effect:
     paper: float | None = None
     causal: bool = True
     unit: str = "nats"  # what the axis measures: "nats" (a val-loss difference), "slope", ...
+    verdict: str = ""  # this comparison's own verdict by the rule ("" when it has none)
+    terms: tuple[tuple[str, float], ...] = ()  # (row, coefficient): a - b is ((a, 1), (b, -1))
+    scale: str = ""  # filled by the ledger: the scale whose records gave it
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,8 @@ class Verdict:
     scale: str = ""
     rows: tuple[str, ...] = ()
     effects: tuple[Effect, ...] = ()
+    headline: str = ""  # the one-line evidence of the ledger's table ("" = the first effect)
+    aside: str = ""  # a few words the bottom line adds after the verdict (what else holds)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -58,11 +75,34 @@ class Verdict:
         object.__setattr__(self, "effects", tuple(self.effects))
 
 
-def effect(t, label: str, paper: float | None = None, causal: bool = True, unit: str = "nats"):
+def effect(
+    t,
+    label: str,
+    paper: float | None = None,
+    causal: bool = True,
+    unit: str = "nats",
+    *,
+    verdict: str = "",
+    terms=(),
+):
     """An :class:`Effect` from a Paired (mean, ci_low, ci_high, n)."""
     return Effect(
-        label, float(t.mean), float(t.ci_low), float(t.ci_high), int(t.n), paper, causal, unit
+        label,
+        float(t.mean),
+        float(t.ci_low),
+        float(t.ci_high),
+        int(t.n),
+        paper,
+        causal,
+        unit,
+        verdict,
+        tuple((str(r), float(c)) for r, c in terms),
     )
+
+
+def diff_effect(t, a: str, b: str, paper=None, causal=True, *, verdict="", unit="nats"):
+    """The :class:`Effect` of the paired difference ``a - b`` of two rows."""
+    return effect(t, f"{a} - {b}", paper, causal, unit, verdict=verdict, terms=((a, 1), (b, -1)))
 
 
 @dataclass(frozen=True)
@@ -76,6 +116,8 @@ class Claim:
     judge: Callable[..., Verdict]
     test: str  # what would test it: shown while the verdict is untested
     short: str = ""  # a few words for the bottom line (the text when empty)
+    ours: bool = False  # our own question beyond the paper: listed under "Ours"
+    across_scales: bool = False  # the judge reads every scale at once (a description of a trend)
 
 
 @dataclass(frozen=True)

@@ -219,6 +219,36 @@ def test_every_registered_variant_matches_its_declaration():
     assert any(not r["declared_causal"] for r in rows) and any(r["declared_causal"] for r in rows)
 
 
+def test_the_audit_finds_a_model_that_changes_with_the_sequence_length(monkeypatch):
+    """A causal kernel sized and normalised from the length it is handed (what causal-gauss did
+    before its T came from the block size) reads no future value, yet computes another function
+    on a shorter sequence: the audit's prefix check calls it not causal, and says why."""
+    from mope_jax.analysis import causality
+    from mope_jax.analysis.causality import PREFIX_TOL
+    from mope_jax.attention import spectral as sp
+
+    def length_of_the_input(cfg, kind, impl=None):  # T taken from the sequence it is handed
+        return sp.CausalKernelFilter(
+            cfg.n_head, kind, cfg.kernel_len, cfg.kernel_scale, cfg.kernel_learn_scale,
+            cfg.kernel_w0, impl or cfg.conv_impl, cfg.kernel_norm, block_size=None,
+        )  # fmt: skip
+
+    def fresh():  # the audit's programs are cached per config: trace the patched model anew
+        causality._model_fn.cache_clear()
+        causality._prefix_fn.cache_clear()
+
+    kernel = sp._kernel
+    monkeypatch.setattr(sp, "_kernel", length_of_the_input)
+    fresh()
+    (row,) = audit_registry(seq_len=16, n_layer=1, names=("causal-gauss",))
+    assert row["leak_rel"] <= row["tol"] and row["prefix_rel"] > PREFIX_TOL
+    assert not row["causal"] and "not prefix-invariant" in row["status"]
+    monkeypatch.setattr(sp, "_kernel", kernel)
+    fresh()
+    (row,) = audit_registry(seq_len=16, n_layer=1, names=("causal-gauss",))
+    assert row["causal"] and row["prefix_rel"] <= PREFIX_TOL and row["status"] == "ok"
+
+
 @pytest.mark.slow
 def test_every_registered_variant_matches_its_declaration_on_the_large_t_path():
     """The audit a trained model gets at T = 256 (``jvp-cuts``, or ``vjp-rows`` where jvp is

@@ -35,10 +35,13 @@ def test_the_paper_a_queue_rehearsed_at_smoke_size(tmp_path, shakespeare_path):
         summary = dc.main(argv)
     rows = dc.QUEUES["paper_a"][2]
     ega = [r for r in rows if "ega" in r]
-    # one training program per row, whatever its 3 seeds; the audit once per row; the other-gate
-    # re-evaluation twice per EGA row (own gate, other gate), never per seed
+    # one training program per row, whatever its 3 seeds; the audit once per row (its influence
+    # program, and the prefix-invariance program of each row that reads no future token); the
+    # other-gate re-evaluation twice per EGA row (own gate, other gate), never per seed
+    leaking = [r for r in rows if r in ("a-ega-morlet", "a-ega1")]  # the paper's gate
     assert log.named("seeds_steps") == len(rows), log.by_name()
-    assert log.named("audit_") == len(rows), log.by_name()
+    assert log.named("audit_jacobian") == len(rows), log.by_name()
+    assert log.named("audit_prefix") == len(rows) - len(leaking), log.by_name()
     assert log.named("evaluate") == 2 * len(ega), log.by_name()
     # the records of each row were packed as soon as it finished
     assert [p["row"] for p in summary["packed_after"]] == list(rows)

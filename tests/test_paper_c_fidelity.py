@@ -544,3 +544,25 @@ def test_metric_control_on_a_causal_kernel_is_refused_with_one_line():
 
     with pytest.raises(ConfigError, match=r"^model.filter_transform=rotation is not read by "):
         Config(model=dataclasses.replace(_cfg("causal-freq-qk"), filter_transform="rotation"))
+
+
+@pytest.mark.parametrize("variant", ["causal-freq-qk", "causal-freq-qk-a8"])
+def test_causal_freq_on_a_shorter_sequence_is_the_authors_kernel_built_at_the_block_size(variant):
+    """The authors build the causal-frequency module for a sequence length and keep its T (the
+    frequency grid, the clamp, the envelope T / (4 pi)) whatever length it is then called on;
+    ours takes T from the block size, so on t < T positions it gives the authors' taps of T,
+    and the same first t positions as on the whole sequence."""
+    t_block, t = 64, 40
+    log_freq = FREQ_CASES[t_block]
+    module, params = _freq_module(variant, t_block, log_freq)
+    q, k = _qk(t_block)
+    full = module.apply({"params": params}, q, k)
+    part = module.apply({"params": params}, q[:, :t], k[:, :t])
+    if variant == "causal-freq-qk":
+        rq, rk = _freq_outputs_ref(
+            lambda h: ref.freq_taps_authors(log_freq[h], 128, t_block), q[:, :t], k[:, :t]
+        )
+        _assert_close(part[0], rq)
+        _assert_close(part[1], rk)
+    for a, b in zip(part, full):
+        _assert_close(a, np.asarray(b[:, :t], np.float64))

@@ -307,3 +307,34 @@ def test_filter_impulse_response_period_by_emd():
     assert resp.shape == (1, 2, 256)
     period = dg.emd_periods(resp[0, 0])[0]
     assert abs(period - 64) < 8, period  # bin 4 of 256 = period 64 tokens
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        sp.CausalKernelFilter(3, "gauss", 128, 3.0, False, 6.0, "fft", "l1", 24),
+        sp.CausalKernelFilter(3, "mexhat", 128, 3.0, False, 6.0, "fft", "l1", 24),
+        sp.CausalKernelFilter(3, "morlet", 8, 3.0, False, 6.0, "fft", "l1", 24),
+        sp.CausalFreqFilter(3, 4.0, None, 128, "fft", "l2", 24),
+        sp.CausalFreqFilter(3, 4.0, 8.0, 128, "fft", "l1", 24),
+        sp.FreqCollapse(3, 4.0, 2.0, "l2", 24),
+    ],
+    ids=["gauss-l1", "mexhat-l1", "morlet-l1-K8", "freq-l2", "freq-fixed-l1", "collapse"],
+)
+def test_causal_filters_are_prefix_invariant_and_unchanged_at_the_block_size(module):
+    """T is the block size the module is built with: on the first t positions it computes the
+    first t positions of the whole-sequence output (no kernel sized or normalised from t), and
+    at t = T it is bit for bit the module that takes T from the sequence (block_size None)."""
+    q, k = _qk(t=24)
+    params = module.init(jax.random.PRNGKey(0), q, k)
+    full = module.apply(params, q, k)
+    for t in (1, 7, 13, 23):
+        part = module.apply(params, q[:, :t], k[:, :t])
+        for a, b in zip(part, full):
+            np.testing.assert_allclose(a, b[:, :t], rtol=0, atol=1e-6 * float(jnp.abs(b).max()))
+    free = dataclasses.replace(module, block_size=None)
+    for a, b in zip(free.apply(params, q, k), full):
+        np.testing.assert_array_equal(a, b)
+    # the module that takes T from the sequence is not prefix-invariant (what was fixed)
+    short = free.apply(params, q[:, :7], k[:, :7])
+    assert max(float(jnp.abs(a - b[:, :7]).max()) for a, b in zip(short, full)) > 1e-4

@@ -24,7 +24,14 @@ convolution (which mixes every position's rounding into every output), i.e. at t
 so a causal FFT model can be reported as leaking; the derivative has no such division.
 
 ``audit_model(cfg, params)`` does the same for a whole language model (token embeddings ->
-logits), and ``audit_registry()`` for every registered variant (``mope-jax audit``).
+logits), and ``audit_registry()`` for every registered variant (``mope-jax audit``). For a
+model it also checks **prefix invariance** (:func:`prefix_invariance`): the model called on
+the first t tokens must give the first t positions of its output on the whole sequence, for
+t = 1, T/2 + 1 and T - 1 (max |difference| / max |logit| <= :data:`PREFIX_TOL`; checked once the
+influence audit found no leak: a model that reads the future is not causal either way). A layer
+that sizes or normalises a kernel from the length it is handed computes another function on a
+shorter sequence without reading the future; "causal" in a model's audit means both: no
+dependence on future values, and none on how many tokens follow.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import numpy as np
 from mope_jax.typing import Array
 
 DEFAULT_TOL = 1e-5
+PREFIX_TOL = 1e-4  # relative: float32 rounding of an FFT at two lengths is ~1e-6
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,9 @@ class AuditResult:
     first_leak: tuple[int, int] | None  # earliest (t, s), s > t, with I[t, s] > tol * scale
     method: str  # "jacobian", "jvp-cuts", "vjp-rows", "jvp" or "perturb" (finite differences)
     tol: float
+    # a model's prefix check: max relative difference between the model on the first t tokens
+    # and the first t positions on all T (None: not checked; a function's audit)
+    prefix_rel: float | None = None
 
     @property
     def leak_rel(self) -> float:
@@ -418,7 +429,7 @@ def audit_model(
     key = jax.random.PRNGKey(0) if key is None else key
     T = seq_len or cfg.block_size
     tokens = jax.random.randint(key, (1, T), 0, cfg.vocab_size)
-    return audit(
+    res = audit(
         _model_fn(cfg),
         jnp.zeros((T, cfg.n_embd), jnp.float32),
         method=method,
@@ -427,6 +438,47 @@ def audit_model(
         max_jacobian_elems=max_jacobian_elems,
         args=(params, tokens),
     )
+    if not res.causal:  # it reads the future: not causal whatever its prefixes do
+        return res
+    rel = prefix_invariance(cfg, params, tokens)
+    return dataclasses.replace(res, prefix_rel=rel, causal=rel <= PREFIX_TOL)
+
+
+def prefix_lengths(T: int) -> tuple[int, ...]:
+    """The prefix lengths the audit checks: 1, T/2 + 1 and T - 1 (those below T)."""
+    return tuple(sorted({t for t in (1, T // 2 + 1, T - 1) if 1 <= t < T}))
+
+
+def prefix_invariance(cfg, params, tokens: Array) -> float:
+    """max over t in :func:`prefix_lengths` of max |GPT(tokens[:, :t]) - GPT(tokens)[:, :t]|
+    divided by max |GPT(tokens)| (0 when T is 1): one program for all the lengths, compiled
+    once per config and sequence length (the parameters are an argument)."""
+    return float(_prefix_fn(cfg, int(tokens.shape[1]))(params, tokens))
+
+
+@functools.lru_cache(maxsize=16)
+def _prefix_fn(cfg, T: int) -> Callable:
+    """``check(params, tokens) -> relative difference`` of ``GPT(cfg)`` without dropout, jitted
+    as ``audit_prefix``."""
+    from mope_jax.model import GPT
+
+    model = GPT(cfg)
+
+    def check(params, tokens):
+        def logits(x):
+            return model.apply({"params": params}, x, deterministic=True).astype(jnp.float32)
+
+        full = logits(tokens)
+        scale = jnp.maximum(jnp.abs(full).max(), jnp.finfo(jnp.float32).tiny)
+        worst = jnp.float32(0.0)
+        for t in prefix_lengths(T):
+            worst = jnp.maximum(worst, jnp.abs(logits(tokens[:, :t]) - full[:, :t]).max())
+        return worst / scale
+
+    check.__name__ = check.__qualname__ = "audit_prefix"
+    # a check, run once: on XLA:CPU the backend's optimisation passes cost more than they save
+    fast = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+    return jax.jit(check, compiler_options=fast if jax.default_backend() == "cpu" else None)
 
 
 @functools.lru_cache(maxsize=16)
@@ -447,11 +499,15 @@ def _model_fn(cfg) -> Callable:
     return fn
 
 
-def _status(declared: bool, measured: bool) -> str:
-    if measured == declared:
-        return "ok"
-    if declared:
+def _status(declared: bool, res: AuditResult) -> str:
+    leaks = res.leak_rel > res.tol
+    shifts = res.prefix_rel is not None and res.prefix_rel > PREFIX_TOL
+    if declared and leaks:
         return "ERROR: declared causal but leaks"
+    if declared and shifts:
+        return f"ERROR: declared causal but not prefix-invariant (rel {res.prefix_rel:.1e})"
+    if declared == res.causal:
+        return "ok"
     return "declared non-causal, no leak measured"
 
 
@@ -549,7 +605,7 @@ def audit_registry(
                 "variant": v.name,
                 "declared_causal": v.causal,
                 **res.to_dict(),
-                "status": _status(v.causal, res.causal),
+                "status": _status(v.causal, res),
             }
         )
     return rows
@@ -586,7 +642,7 @@ def audit_model_variants(
                 "variant": name,
                 "declared_causal": declared,
                 **res.to_dict(),
-                "status": _status(declared, res.causal),
+                "status": _status(declared, res),
             }
         )
     return rows

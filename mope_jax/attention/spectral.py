@@ -559,8 +559,8 @@ class SpectralFilter(nn.Module):
             centers = jnp.asarray(bins, jnp.float32)[:, None] * jnp.ones((1, h))  # (K,H) constants
         else:
             rng = np.random.default_rng(self.seed)
-            centers = jnp.asarray(
-                rng.uniform(1.0, n_freq - 1.0, size=(nk, h)), jnp.float32
+            centers = jnp.asarray(  # (a sequence of 1-2 tokens has no bin above 1)
+                rng.uniform(1.0, max(n_freq - 1.0, 1.0), size=(nk, h)), jnp.float32
             )  # (K,H)
         w = WINDOWS[self.shape](centers, n_freq, self.bandwidth, self.norm)  # (K,H,F)
         return filter_qk(q, k, w, transform=self.transform, phase=self.phase, seed=self.seed)
@@ -597,6 +597,11 @@ class CausalKernelFilter(nn.Module):
     norm "l1" (ours): taps cut to min(K, T), divided by sum_j |h[j]|. norm "l2" (the authors'
     causal Morlet): K taps always, divided by their L2 norm over all K taps; only the first T
     of them can reach an output, so the rest are dropped after normalising.
+
+    T is ``block_size``, fixed when the module is built (the model's context), not the length
+    of the sequence it is called on: a shorter sequence gets the first positions of the same
+    function (prefix invariance, checked by the causality audit). ``block_size`` None (a module
+    used on its own): T = the length it sees.
     """
 
     n_head: int
@@ -607,6 +612,7 @@ class CausalKernelFilter(nn.Module):
     w0: float = 6.0
     impl: str = "fft"
     norm: str = "l1"
+    block_size: int | None = None
 
     @nn.compact
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
@@ -614,12 +620,13 @@ class CausalKernelFilter(nn.Module):
         if self.impl not in CONVS:
             raise ConfigError(f"unknown conv_impl {self.impl!r}; one of {CONV_IMPLS}")
         t, h = q.shape[1], self.n_head
+        T = self.block_size or t
         init = jnp.full((h,), math.log(self.scale), jnp.float32)
         log_scale = self.param("log_scale", lambda key: init) if self.learn_scale else init  # (H,)
         n_taps = (
             self.length
             if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2"
-            else min(self.length, t)
+            else min(self.length, T)
         )
         taps = kernel_taps(self.kind, jnp.exp(log_scale), n_taps, self.w0, self.norm)[
             ..., :t
@@ -646,8 +653,12 @@ class CausalFreqFilter(nn.Module):
         f_h = clip(exp(log_freq_h), 2, F - 2) bins,  F = T//2 + 1
         q~[t] = sum_{j <= t} h[j] q[t - j] (complex); score = (Re q~ Re k~ + Im q~ Im k~) / sqrt(D)
 
+    T is ``block_size``, fixed when the module is built as the authors fix it (their module
+    takes the sequence length at construction), so a shorter sequence gets the first positions
+    of the same function; ``block_size`` None: T = q.shape[1].
+
     a (tokens) is not learned: ``scale`` None (``causal-freq``, the authors') gives
-    a = T / (4 pi) with T = q.shape[1], the length the layer sees; a number
+    a = T / (4 pi); a number
     (``causal-freq-fixed``, ours) is a fixed width in tokens at every T. ``log_freq`` (H,) is
     learned, init f = ``init_bin``. norm as CausalKernelFilter: "l2" (the variant's, as the
     authors' causal Morlet): K = ``length`` taps, unit energy over all K, the first T used;
@@ -661,6 +672,7 @@ class CausalFreqFilter(nn.Module):
     length: int = 128
     impl: str = "fft"
     norm: str = "l2"
+    block_size: int | None = None
 
     @nn.compact
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
@@ -670,15 +682,16 @@ class CausalFreqFilter(nn.Module):
                 f"model.conv_impl={self.impl!r} is not valid; choose one of {', '.join(CONV_IMPLS)}"
             )
         t = q.shape[1]
+        T = self.block_size or t
         init = jnp.full((self.n_head,), math.log(self.init_bin), jnp.float32)
-        freq = causal_freq_bins(self.param("log_freq", lambda key: init), t)  # (H,) bins
+        freq = causal_freq_bins(self.param("log_freq", lambda key: init), T)  # (H,) bins
         n_taps = (
             self.length
             if check_choice("kernel_norm", self.norm, KERNEL_NORMS) == "l2"
-            else min(self.length, t)
+            else min(self.length, T)
         )
-        a = authors_envelope_width(t) if self.scale is None else self.scale  # tokens
-        taps = freq_kernel_taps(freq, a, n_taps, t, self.norm)[..., :t]  # (2,H,min(K,T))
+        a = authors_envelope_width(T) if self.scale is None else self.scale  # tokens
+        taps = freq_kernel_taps(freq, a, n_taps, T, self.norm)[..., :t]  # (2,H,min(K,T,t))
         return _conv_pair(q, k, taps, CONVS[self.impl])
 
 
@@ -704,14 +717,16 @@ class FreqCollapse(nn.Module):
     init_bin: float = 4.0
     bandwidth: float = 2.0
     norm: str = "l2"
+    block_size: int | None = None  # T of the basis, fixed at build (None: the length seen)
 
     @nn.compact
     def __call__(self, q: Array, k: Array) -> tuple[Array, Array]:
-        """q, k (B,T,H,D) -> (B,T,H,D)."""
+        """q, k (B,t,H,D) -> (B,t,H,D): the weights of the first t of T positions."""
         t = q.shape[1]
+        T = self.block_size or t
         init = jnp.full((self.n_head,), math.log(self.init_bin), jnp.float32)
         centers = jnp.exp(self.param("log_center", lambda key: init))  # (H,) bins
-        c = collapse_weights(centers, t, self.bandwidth, self.norm)[None, :, :, None]  # (1,T,H,1)
+        c = collapse_weights(centers, T, self.bandwidth, self.norm)[None, :t, :, None]  # (1,t,H,1)
         return (q * c).astype(q.dtype), (k * c).astype(k.dtype)
 
 
@@ -940,6 +955,7 @@ def _seedc_collapse(cfg):
         cfg.filter_init_bin,
         cfg.filter_bandwidth,
         check_choice("filter_norm", cfg.filter_norm, FILTER_NORMS),
+        cfg.block_size,
     )
 
 
@@ -953,6 +969,7 @@ def _kernel(cfg, kind, impl=None):
         cfg.kernel_w0,
         impl or cfg.conv_impl,
         check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS),
+        cfg.block_size,
     )
 
 
@@ -983,6 +1000,7 @@ def _freq(cfg, scale):
         cfg.kernel_len,
         cfg.conv_impl,
         check_choice("kernel_norm", cfg.kernel_norm, KERNEL_NORMS),
+        cfg.block_size,
     )
 
 

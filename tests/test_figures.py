@@ -188,7 +188,7 @@ def test_check_reports_changed_data_and_missing_png(root, capsys):
     before = (tiny / "forest.figure.json").read_text()
     drift = regenerate([results], check=True)
     assert tiny / "forest.figure.json" in drift and tiny / "s" / "table.md" in drift
-    assert tiny / "forest.png" not in drift  # the PNG is there; its data is what differs
+    assert tiny / "forest.png" in drift  # the PNG shows the old data: it differs too
     assert (tiny / "forest.figure.json").read_text() == before
     assert main(["report", "--regenerate", "--check", str(results)]) == 1
     out = capsys.readouterr().out

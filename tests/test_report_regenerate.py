@@ -85,3 +85,30 @@ def test_write_report_json_renders_its_markdown(tmp_path):
     out = write_report([tmp_path / "runs"], tmp_path / "rep" / "t.md", command="test")
     assert json.loads(out.with_suffix(".json").read_text())["records"][1]["final_val_loss"] == 2.1
     assert regenerate([out.with_suffix(".json")], check=True) == []
+
+
+def test_a_damaged_or_stale_png_fails_check_and_is_redrawn(tmp_path):
+    """A figure is checked by its PNG's content, not only by its data: the PNG carries the tag
+    of the data it was drawn from (a text chunk), so a truncated PNG, or one left from other
+    data (a kill between writing the data file and the PNG), fails --check, and --regenerate
+    draws it again."""
+    from mope_jax.analysis import figures
+
+    results = _copy(tmp_path)
+    png = results / "omega_sigma_control" / "forest.png"
+    data = figures.data_path(png)
+    assert figures.png_tag(png) == figures.data_tag(data.read_text())
+    whole = png.read_bytes()
+    png.write_bytes(whole[:100])  # truncated
+    assert figures.png_tag(png) is None
+    assert regenerate([results], check=True) == [png]
+    assert regenerate([results]) == [png] and figures.png_tag(png) is not None
+    assert regenerate([results], check=True) == []
+    other = results / "context_extension" / "forest.png"
+    png.write_bytes(other.read_bytes())  # a whole PNG, drawn from other data
+    assert regenerate([results], check=True) == [png]
+    regenerate([results])
+    flipped = bytearray(png.read_bytes())
+    flipped[len(flipped) // 2] ^= 0xFF  # one byte inside a chunk: its CRC no longer matches
+    png.write_bytes(bytes(flipped))
+    assert regenerate([results], check=True) == [png]

@@ -208,8 +208,48 @@ def draw(payload: dict):
         return DRAWERS[kind](payload)
 
 
-def save_png(payload: dict, png: str | Path) -> bool:
-    """Draw ``payload`` into ``png`` (atomically); False (nothing written) without matplotlib."""
+PNG_TAG = "mope-jax figure data"  # the PNG text chunk naming the data it was drawn from
+
+
+def data_tag(text: str) -> str:
+    """sha256 (16 hex digits) of a figure's data text: what its PNG says it shows."""
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def png_tag(png: str | Path) -> str | None:
+    """The data tag a PNG was drawn with, or None when the file is not a whole PNG (bad
+    signature, a chunk cut short or with a wrong CRC, no IEND) or carries no tag."""
+    import struct
+    import zlib
+
+    try:
+        raw = Path(png).read_bytes()
+    except OSError:
+        return None
+    if raw[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    i, tag = 8, None
+    while i + 12 <= len(raw):
+        (n,) = struct.unpack(">I", raw[i : i + 4])
+        kind, body = raw[i + 4 : i + 8], raw[i + 8 : i + 8 + n]
+        if len(body) < n or i + 12 + n > len(raw):
+            return None
+        (crc,) = struct.unpack(">I", raw[i + 8 + n : i + 12 + n])
+        if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
+            return None
+        if kind == b"tEXt" and body.startswith(PNG_TAG.encode() + b"\0"):
+            tag = body[len(PNG_TAG) + 1 :].decode("latin-1")
+        if kind == b"IEND":
+            return tag
+        i += 12 + n
+    return None
+
+
+def save_png(payload: dict, png: str | Path, tag: str | None = None) -> bool:
+    """Draw ``payload`` into ``png`` (atomically), with ``tag`` (:func:`data_tag` of its data
+    text) in a text chunk; False (nothing written) without matplotlib."""
     if not have_matplotlib():
         return False
     import matplotlib
@@ -217,9 +257,10 @@ def save_png(payload: dict, png: str | Path) -> bool:
     png = Path(png)
     png.parent.mkdir(parents=True, exist_ok=True)
     tmp = png.with_name(f".{png.name}.{os.getpid()}.tmp")
+    meta = {"Software": None} | ({PNG_TAG: tag} if tag else {})
     with matplotlib.rc_context(_RC):
         fig = draw(payload)
-        fig.savefig(tmp, dpi=DPI, format="png", metadata={"Software": None})
+        fig.savefig(tmp, dpi=DPI, format="png", metadata=meta)
     os.replace(tmp, png)
     return True
 
@@ -228,15 +269,18 @@ def draw_file(data_file: str | Path, png: str | Path | None = None) -> Path | No
     """Redraw the PNG of a ``.figure.json`` from that file alone (None without matplotlib)."""
     data_file = Path(data_file)
     png = Path(png) if png else data_file.with_name(data_file.name[: -len(SUFFIX)] + ".png")
-    return png if save_png(json.loads(data_file.read_text()), png) else None
+    text = data_file.read_text()
+    return png if save_png(json.loads(text), png, data_tag(text)) else None
 
 
 def sync_figure(
     png: str | Path, fig: FigureData, *, check: bool = False, notes: list[str] | None = None
 ) -> list[Path]:
     """Write (or with ``check`` only compare) one figure; the paths that differed: its data file
-    when the text differs (or is missing), its PNG when missing. The PNG is drawn when the data
-    changed or the PNG is missing; without matplotlib a note says it was not drawn."""
+    when the text differs (or is missing), its PNG when it is not a whole PNG drawn from that
+    very data (:func:`png_tag`: missing, truncated, damaged, or drawn from other data, e.g.
+    after a kill between the data file and the PNG). The PNG is drawn when the data changed or
+    the PNG does not match it; without matplotlib a note says it was not drawn."""
     png = Path(png)
     dp = data_path(png)
     text = fig.text()
@@ -244,14 +288,14 @@ def sync_figure(
     drift = []
     if old != text:
         drift.append(dp)
-    if not png.is_file():
+    if png_tag(png) != data_tag(text):
         drift.append(png)
     if check or not drift:
         return drift
     dp.parent.mkdir(parents=True, exist_ok=True)
     if old != text:
         dp.write_text(text)
-    if not save_png(json.loads(text), png):
+    if not save_png(json.loads(text), png, data_tag(text)):
         stale = png.is_file()
         if stale:
             png.unlink()  # it shows other data: missing is the honest state

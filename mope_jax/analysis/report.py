@@ -451,8 +451,9 @@ def sync(
     """Write the rendered files (or with ``check``, only compare); the files that differed.
 
     A :class:`~mope_jax.analysis.figures.FigureData` value at ``<name>.png`` is a figure: its
-    data file ``<name>.figure.json`` is compared byte for byte, the PNG only for being there,
-    and the PNG is drawn when its data changed or it is missing
+    data file ``<name>.figure.json`` is compared byte for byte, the PNG by the tag of the data
+    it was drawn from (a text chunk of a whole, CRC-checked PNG: a truncated, damaged or stale
+    PNG differs), and the PNG is drawn when it does not match its data
     (:func:`mope_jax.analysis.figures.sync_figure`; ``notes`` gets a line for each PNG that
     could not be drawn, without matplotlib)."""
     from mope_jax.analysis.figures import sync_figure

@@ -103,6 +103,8 @@ against the eval length per rule; :func:`figures`) beside the library's
 
 from __future__ import annotations
 
+import functools
+
 import sys
 from pathlib import Path
 
@@ -1224,18 +1226,36 @@ def _ledger_effects(experiment: Experiment) -> dict:
     """{(claim id, scale): effects} of this experiment's claims as the ledger reads them from the
     records under this checkout (the deciding scale's verdicts after the ledger-wide Holm
     adjustment, the others' as judged there); {} without results here."""
-    from mope_jax.claims import judge_all
-
     root = Path(__file__).resolve().parents[1]
     if not (root / "experiments" / "results" / experiment.name).is_dir():
         return {}
-    ids = {c.id for c in experiment.claims}
-    return {
-        (j.claim.id, r.scale): r.verdict.effects
+    ids = frozenset(c.id for c in experiment.claims)
+    return dict(_judged_effects(root, ids, _fingerprint(root)))
+
+
+def _fingerprint(root: Path) -> tuple:
+    """(path, size, mtime) of every file the ledger reads under ``root``: the experiments' code,
+    the campaign records and the results JSON; a new record or an edit changes it."""
+    out = []
+    for pattern in ("experiments/*.py", "experiments/results/**/*.json"):
+        for p in sorted(root.glob(pattern)):
+            st = p.stat()
+            out.append((str(p), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4)
+def _judged_effects(root: Path, ids: frozenset, fingerprint: tuple) -> tuple:
+    """The ledger's effects of the claims ``ids``, judged once per state of the checkout (the
+    ledger itself and this figure read the same records in one ``report --regenerate``)."""
+    from mope_jax.claims import judge_all
+
+    return tuple(
+        ((j.claim.id, r.scale), r.verdict.effects)
         for j in judge_all(root)
         if j.claim.id in ids
         for r in j.readings
-    }
+    )
 
 
 def claims_forest(experiment: Experiment, by_scale: dict):

@@ -94,8 +94,9 @@ def test_a_damaged_or_stale_png_fails_check_and_is_redrawn(tmp_path):
     draws it again."""
     from mope_jax.analysis import figures
 
-    results = _copy(tmp_path)
-    png = results / "omega_sigma_control" / "forest.png"
+    results = _copy(tmp_path) / "omega_sigma_control"  # one campaign's folder is enough
+    other = results.parent / "context_extension" / "forest.png"
+    png = results / "forest.png"
     data = figures.data_path(png)
     assert figures.png_tag(png) == figures.data_tag(data.read_text())
     whole = png.read_bytes()
@@ -104,7 +105,6 @@ def test_a_damaged_or_stale_png_fails_check_and_is_redrawn(tmp_path):
     assert regenerate([results], check=True) == [png]
     assert regenerate([results]) == [png] and figures.png_tag(png) is not None
     assert regenerate([results], check=True) == []
-    other = results / "context_extension" / "forest.png"
     png.write_bytes(other.read_bytes())  # a whole PNG, drawn from other data
     assert regenerate([results], check=True) == [png]
     regenerate([results])

@@ -149,26 +149,34 @@ FORCED_PROBLEMS = {"smoke": 32, "cpu": 500, "mid": 500}
 
 
 def igsm_file(scale: str) -> Path:
-    """The arithmetic training text of a scale (deterministic; rewritten only when missing or
-    different, never committed)."""
-    path = pb.RUNS / scale / "igsm_train.txt"
-    text = igsm.igsm_text(IGSM_CHARS[scale], seed=2024, ops_range=(1, 2), ops=OPS)
-    if not path.is_file() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return path
+    """Where the arithmetic training text of a scale lies (written by :func:`write_data`)."""
+    return pb.RUNS / scale / "igsm_train.txt"
 
 
 def retrieval_file(scale: str) -> Path:
-    """The retrieval training text of a scale: examples of L characters, L the retrieval row's
-    training length at that scale (deterministic; rewritten only when missing or different,
-    never committed)."""
-    path = pb.RUNS / scale / "retrieval_train.txt"
-    text = retrieval.stream(IGSM_CHARS[scale], bases(scale)["retrieval"][0], seed=2025)
-    if not path.is_file() or path.read_text() != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return path
+    """Where the retrieval training text of a scale lies: examples of L characters, L the
+    retrieval row's training length at that scale (written by :func:`write_data`)."""
+    return pb.RUNS / scale / "retrieval_train.txt"
+
+
+def write_data(scale: str) -> None:
+    """Write the scale's generated training texts (deterministic; rewritten only when missing or
+    different, never committed). A campaign calls it before it reads its corpora; reading the
+    results (``report``) never does, so a read-only checkout renders."""
+    for path, text in (
+        (
+            igsm_file(scale),
+            lambda: igsm.igsm_text(IGSM_CHARS[scale], seed=2024, ops_range=(1, 2), ops=OPS),
+        ),
+        (
+            retrieval_file(scale),
+            lambda: retrieval.stream(IGSM_CHARS[scale], bases(scale)["retrieval"][0], seed=2025),
+        ),
+    ):
+        body = text()
+        if not path.is_file() or path.read_text() != body:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body)
 
 
 MODEL = dict(block_size=64, n_layer=2, n_head=2, n_embd=64, dropout=0.0)  # + variant "rope"
@@ -1085,26 +1093,6 @@ def _claims():
     )
 
 
-EXPERIMENT = Experiment(
-    name="context_extension",
-    title="Paper B: RoPE context extension on language vs arithmetic",
-    rows=ROWS,
-    scales=tuple(_scale(n) for n in SCALES),
-    baseline="language",
-    claim=(
-        "paper B: PI works when the test-time dependency structure is a dilation of the "
-        "training one (natural language); on arithmetic (fixed local offsets) it hurts exact "
-        "answers, and a lower perplexity under PI does not imply a higher answer accuracy. "
-        "The two rows differ in data and length, so their val-loss difference below tests "
-        "nothing; the study is in the sections."
-    ),
-    analyze=analyze,
-    sections=(extension_section, paired_section, finetune_section, energy_section),
-    claims=_claims(),
-    paper_scale="not stated (abstract only)",
-)
-
-
 def main(argv=None) -> int:
     """Alias: ``python experiments/context_extension.py --scale S [...]`` runs
     ``mope-jax campaign run context_extension --scale S [...]`` in this repository."""
@@ -1476,3 +1464,25 @@ def figures(experiment: Experiment, by_scale: dict) -> dict:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+EXPERIMENT = Experiment(
+    name="context_extension",
+    title="Paper B: RoPE context extension on language vs arithmetic",
+    rows=ROWS,
+    scales=tuple(_scale(n) for n in SCALES),
+    baseline="language",
+    claim=(
+        "paper B: PI works when the test-time dependency structure is a dilation of the "
+        "training one (natural language); on arithmetic (fixed local offsets) it hurts exact "
+        "answers, and a lower perplexity under PI does not imply a higher answer accuracy. "
+        "The two rows differ in data and length, so their val-loss difference below tests "
+        "nothing; the study is in the sections."
+    ),
+    analyze=analyze,
+    sections=(extension_section, paired_section, finetune_section, energy_section),
+    claims=_claims(),
+    paper_scale="not stated (abstract only)",
+    figures=figures,
+    prepare_data=write_data,
+)

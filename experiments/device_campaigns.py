@@ -32,14 +32,18 @@ the campaign exist on that kind of device, whose pace then replaces it. That gue
 ``reference`` (bf16), 3.8 min a row of paper C at ``reference-tf32`` (its 200 eval batches a split),
 so a 12-minute call buys 4 rows of A or 3 of C; the first loan's records say what it really buys.
 
-What runs, in order: every job is checked before anything trains (experiment, scale, rows, the
-corpus: one line and a non-zero exit for anything it cannot run, before any training); the plan
+What runs, in order: every job is checked before anything trains or is written (the options,
+experiment, scale, rows and seeds, the corpus, stale records, --out and --compile-cache folders
+it can make and write): anything it cannot run is one ``error:`` line on stderr naming the option
+or file and the fix, and exit status 2 (the CLI's bad-input status), with nothing created; the plan
 is printed; then each row: a clock guard (a row whose estimate does not fit the time left is not
 started, and the queue stops there: a row boundary), one training program for its seeds
 (``vmap`` on an accelerator), the audit, summaries and analysis compiled once for the row, its
 records written and ``records.tar.gz`` rewritten at once, and a line with its minutes, tokens/s
 and MFU. ``device_campaigns.json`` holds the plan, what ran and the device; ``device_campaigns.log``
-every line. The records are ordinary campaign records (``campaign status`` and ``report`` treat
+every line. A job that fails once started (its error and any traceback in the log) does not stop
+the queue; the call then ends with one ``error:`` line naming the failed jobs and the log, and exit
+status 1. The records are ordinary campaign records (``campaign status`` and ``report`` treat
 them as records made here; their ``perf`` and ``env`` name the device and the precision).
 
 Numerics: each row runs at its scale's precision (``model.matmul_precision`` and
@@ -57,6 +61,7 @@ import math
 import sys
 import tarfile
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -64,6 +69,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path("experiments") / "results"
 CACHE_ARCHIVE_MAX_BYTES = 48 * 2**20  # what fits the next loan's 64 MiB of carried files
+EXIT_JOB_FAILED, EXIT_BAD_INPUT = 1, 2  # a job failed once started; a spec refused up front
 
 QUEUES = {
     "paper_a": (
@@ -111,23 +117,57 @@ class Job:
         return opts + (["--seeds", str(self.seeds)] if self.seeds is not None else [])
 
 
+class Refused(SystemExit):
+    """A spec this script cannot run: exit status 2, its ``error:`` line already on stderr
+    (``str()`` is that line, for a caller of :func:`main`)."""
+
+    def __init__(self, line: str):
+        super().__init__(EXIT_BAD_INPUT)
+        self.line = line
+
+    def __str__(self) -> str:
+        return self.line
+
+
+def refuse(message: str) -> Refused:
+    """Print ``error: message`` as one line on stderr; the exception that ends the call."""
+    line = "error: " + " ".join(str(message).split())
+    print(line, file=sys.stderr, flush=True)
+    return Refused(line)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are a UsageError (one ``error:`` line, exit 2, no usage dump)."""
+
+    def error(self, message: str):
+        from mope_jax.errors import UsageError
+
+        raise UsageError(f"{message}; see python -m experiments.device_campaigns --help")
+
+
+JOB_FORMAT = (
+    "(e.g. paper_a:mid or paper_a:reference:a-baseline,a-mope:1); `mope-jax campaign status "
+    "EXPERIMENT --scale S` lists what a campaign plans"
+)
+
+
 def parse_jobs(items: list[str]) -> list[Job]:
-    """``EXPERIMENT:SCALE[:ROWS[:SEEDS]]`` -> Job; one clear error for anything else."""
+    """``EXPERIMENT:SCALE[:ROWS[:SEEDS]]`` -> Job; one UsageError (the fix) for anything else."""
+    from mope_jax.errors import UsageError
+
     jobs = []
     for item in items:
         parts = item.split(":")
         rows = tuple(r for r in parts[2].split(",") if r) if len(parts) > 2 else ()
         seeds = parts[3] if len(parts) > 3 else None
-        if (
-            not 2 <= len(parts) <= 4
-            or not all(parts[:2])
-            or (len(parts) > 2 and not rows)
-            or (seeds is not None and not (seeds.isdigit() and int(seeds) >= 1))
-        ):
-            raise SystemExit(
-                f"error: {item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1 (e.g. "
-                "paper_a:mid or paper_a:reference:a-baseline,a-mope:1); `mope-jax campaign "
-                "status EXPERIMENT --scale S` lists what a campaign plans"
+        if not 2 <= len(parts) <= 4 or not all(parts[:2]) or (len(parts) > 2 and not rows):
+            raise UsageError(
+                f"{item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1 {JOB_FORMAT}"
+            )
+        if seeds is not None and not (seeds.isascii() and seeds.isdigit() and int(seeds) >= 1):
+            raise UsageError(
+                f"{item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1: seeds must "
+                f"be a whole number >= 1, not {seeds!r} (e.g. {':'.join(parts[:3])}:3)"
             )
         jobs.append(Job(parts[0], parts[1], rows, None if seeds is None else int(seeds)))
     return jobs
@@ -136,10 +176,54 @@ def parse_jobs(items: list[str]) -> list[Job]:
 def queue_jobs(name: str, scale: str | None = None) -> list[Job]:
     """The queue's rows in priority order, one job a row (so the clock guard and the archive act
     at every row boundary)."""
+    from mope_jax.errors import UsageError
+
     if name not in QUEUES:
-        raise SystemExit(f"error: no queue {name!r}; use one of {', '.join(QUEUES)}")
+        raise UsageError(f"--queue {name!r}: no such queue; use one of {', '.join(QUEUES)}")
     experiment, default_scale, rows, seeds = QUEUES[name]
     return [Job(experiment, scale or default_scale, (r,), seeds) for r in rows]
+
+
+def check_folder(path: Path, option: str) -> None:
+    """UsageError unless ``path`` is a folder this process can write, or one it can make;
+    creates nothing."""
+    from mope_jax.errors import UsageError
+    from mope_jax.rundir import unwritable
+
+    try:
+        why = unwritable(path.expanduser().absolute())
+    except OSError as e:
+        why = f"{e.filename or path}: {e.strerror or type(e).__name__}"
+    if why:
+        raise UsageError(f"{option} {path}: {why}; give a writable folder (new or existing)")
+
+
+def make_folder(path: Path, option: str) -> Path:
+    """Make ``path`` (with its parents) and write a file in it; UsageError, and the folders made
+    here removed again, when it cannot."""
+    from mope_jax.errors import UsageError
+
+    path = path.expanduser().resolve()
+    made: list[Path] = []
+    try:
+        missing = [p for p in [path, *path.parents] if not p.exists()]
+        for p in reversed(missing):
+            p.mkdir()
+            made.append(p)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        for p in reversed(made):
+            try:
+                p.rmdir()
+            except OSError:
+                pass
+        raise UsageError(
+            f"{option} {path}: cannot write there ({e.strerror or type(e).__name__}); give a "
+            "writable folder (new or existing)"
+        ) from None
+    return path
 
 
 def record_files(root: Path) -> dict[str, int]:
@@ -168,9 +252,13 @@ def pack(root: Path, paths: list[str], out: Path) -> Path:
 
 
 def open_jobs(root: Path, jobs: list[Job], corpus: Path | None):
-    """Every job as a Campaign, its rows' configs and corpus checked; CampaignError (one line,
-    the fix) for the first it cannot run. Nothing is trained."""
+    """Every job as a Campaign: its experiment, scale and rows resolved, its rows' configs and
+    corpus, its records (none stale) and the folders ``campaign run`` writes checked; a
+    MopeError (one line, the fix) for the first it cannot run. Nothing is trained or written."""
     from mope_jax.campaign import Campaign
+    from mope_jax.campaign.status import plan, rel, stale_message
+    from mope_jax.errors import CampaignError
+    from mope_jax.rundir import unwritable
 
     out = []
     for job in jobs:
@@ -184,6 +272,17 @@ def open_jobs(root: Path, jobs: list[Job], corpus: Path | None):
         )
         for r in c.rows:
             c.prepared(r)  # its config and corpus
+        msg = stale_message(c, plan(c))
+        if msg:
+            raise CampaignError(f"{job}: {msg}")
+        work = c.root / "runs" / "campaigns" / c.experiment.name / c.scale.name
+        for d in (c.records_dir, work):  # what run_campaign writes (its default work dir)
+            why = unwritable(d)
+            if why:
+                raise CampaignError(
+                    f"{job}: cannot write in {rel(d, c.root)}: {why}; make it writable, or "
+                    "give --root a writable copy of the repository"
+                )
         out.append((job, c))
     return out
 
@@ -303,52 +402,79 @@ def cache_archive(cache: Path, out: Path) -> str:
     return f"compilation cache: {len(files)} files, {size / 2**20:.1f} MiB in jax_cache.tar.gz"
 
 
-def main(argv=None, *, runner: Callable = run_job) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = _Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("jobs", nargs="*", help="EXPERIMENT:SCALE[:ROWS[:SEEDS]], run in this order")
     ap.add_argument("--queue", choices=sorted(QUEUES), help="a prepared queue (module docstring)")
     ap.add_argument("--scale", help="with --queue: this scale instead of the queue's (e.g. smoke)")
     ap.add_argument("--out", required=True, type=Path, help="folder for the archive and log")
     ap.add_argument("--minutes", type=float, required=True, help="the clock for every job")
     ap.add_argument("--root", type=Path, default=ROOT, help="repository root")
-    ap.add_argument("--corpus", type=Path, help="TinyShakespeare's input.txt, if not in ../shared")
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        help="TinyShakespeare's input.txt (default: the campaigns' default corpus, e.g. "
+        "$MOPE_JAX_TFDS_MANUAL_DIR/input.txt; a device has no network)",
+    )
     ap.add_argument(
         "--compile-cache",
         type=Path,
         help="JAX's persistent compilation cache folder (packed into jax_cache.tar.gz at the end "
         "when it fits a later loan's carried files)",
     )
-    args = ap.parse_args(argv)
-    if bool(args.queue) == bool(args.jobs):
-        raise SystemExit("error: give either --queue NAME or jobs EXPERIMENT:SCALE[...], not both")
-    if args.scale and not args.queue:
-        raise SystemExit("error: --scale goes with --queue (a job names its own scale)")
-    if not (math.isfinite(args.minutes) and args.minutes > 0):
-        raise SystemExit(f"error: --minutes {args.minutes} must be a finite number > 0")
-    jobs = queue_jobs(args.queue, args.scale) if args.queue else parse_jobs(args.jobs)
-    root = args.root.resolve()
-    t0 = time.monotonic()
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / ".write-test").write_text("")
-        (args.out / ".write-test").unlink()
-    except OSError as e:
-        raise SystemExit(
-            f"error: --out {args.out}: cannot write there ({e.strerror}); give a writable folder"
-        ) from None
+    return ap.parse_args(argv)
 
+
+def checked(argv=None):
+    """(args, jobs, root, campaigns): the whole call checked before anything trains; a
+    MopeError (one line: the option or file, and the fix) for the first thing it cannot run.
+    Only when all is well are --out and --compile-cache made."""
+    from mope_jax.errors import UsageError
+
+    args = parse_args(argv)
+    if bool(args.queue) == bool(args.jobs):
+        raise UsageError("give either --queue NAME or jobs EXPERIMENT:SCALE[...], not both")
+    if args.scale and not args.queue:
+        raise UsageError("--scale goes with --queue (a job names its own scale)")
+    if not (math.isfinite(args.minutes) and args.minutes > 0):
+        raise UsageError(
+            f"--minutes {args.minutes} must be a finite number > 0: the minutes the call may "
+            "train (e.g. --minutes 12)"
+        )
+    jobs = queue_jobs(args.queue, args.scale) if args.queue else parse_jobs(args.jobs)
+    check_folder(args.out, "--out")
+    if args.compile_cache is not None:
+        check_folder(args.compile_cache, "--compile-cache")
+    root = args.root.resolve()
+    campaigns = open_jobs(root, jobs, args.corpus)  # every job, before any device time
+    make_folder(args.out, "--out")
+    if args.compile_cache is not None:
+        make_folder(args.compile_cache, "--compile-cache")
+    return args, jobs, root, campaigns
+
+
+def main(argv=None, *, runner: Callable = run_job) -> dict:
+    """The call; a spec it cannot run ends it at once (:class:`Refused`: one ``error:`` line,
+    exit 2), a job that fails once started ends it after the others (exit 1)."""
     from mope_jax.errors import MopeError
 
-    if args.compile_cache is not None:
-        from mope_jax.device import use_compilation_cache
+    t0 = time.monotonic()
+    try:
+        args, jobs, root, campaigns = checked(argv)
+        if args.compile_cache is not None:
+            from mope_jax.device import use_compilation_cache
 
-        use_compilation_cache(args.compile_cache)
-    try:  # every job checked before any device time goes to training
-        campaigns = open_jobs(root, jobs, args.corpus)
+            use_compilation_cache(args.compile_cache)
+        planned = plan_rows(campaigns)
     except MopeError as e:
-        raise SystemExit(f"error: {e}") from None
-    planned = plan_rows(campaigns)
-    logf = open(args.out / "device_campaigns.log", "a")
+        raise refuse(str(e)) from None
+    try:
+        logf = open(args.out / "device_campaigns.log", "a")
+    except OSError as e:
+        raise refuse(
+            f"--out {args.out}: cannot write device_campaigns.log there ({e.strerror}); give "
+            "another writable folder"
+        ) from None
 
     def log(msg: str) -> None:
         logf.write(msg + "\n")
@@ -392,8 +518,13 @@ def main(argv=None, *, runner: Callable = run_job) -> dict:
         try:
             outcome = runner(root, c, left_s, p["_estimate"], log, row_done)
         except MopeError as e:
-            outcome = {"error": str(e)}
-            log(f"error in {job}: {e}")
+            outcome = {"error": " ".join(str(e).split())}
+            log(f"error in {job}: {outcome['error']}")
+        except Exception as e:  # a bug or the device: its traceback in the log, the queue goes on
+            outcome = {"error": f"{type(e).__name__}: {' '.join(str(e).split())}"}
+            logf.write(traceback.format_exc())
+            traceback.print_exc()
+            log(f"error in {job}: {outcome['error']}")
         done.append(
             {"job": str(job), "minutes": round((time.monotonic() - t_job) / 60, 2)} | outcome
         )
@@ -420,9 +551,19 @@ def main(argv=None, *, runner: Callable = run_job) -> dict:
     left = [p["job"] for p in planned if any(p["missing"].values()) and p["job"] not in ran]
     if left:
         log("left for the next loan: " + "; ".join(left))
+    failed = [d["job"] for d in done if "error" in d]
+    summary["failed"] = failed
+    write_summary()
+    if failed:
+        line = (
+            f"error: {len(failed)} of {len(done)} jobs failed ({'; '.join(failed)}); their "
+            f"errors are in {args.out / 'device_campaigns.log'}"
+        )
+        logf.write(line + "\n")
+        logf.close()
+        print(line, file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_JOB_FAILED)
     logf.close()
-    if any("error" in d for d in done):
-        sys.exit(1)
     return summary
 
 

@@ -406,25 +406,6 @@ def _claims():
     )
 
 
-EXPERIMENT = Experiment(
-    name="freq_matching",
-    title="Paper B: frequency matching on block data (theta* = c / W)",
-    rows=ROWS,
-    scales=SCALES,
-    baseline="copy-B4",
-    claim=(
-        "paper B: on block data the log-mean effective RoPE frequency falls linearly in log W, "
-        "theta* = c / W with c ~ 3.02 fitted (theory: pi). The rows differ in their data, so "
-        "their val-loss differences below test nothing; the law is in the section."
-    ),
-    data=DATA,
-    analyze=analyze,
-    sections=(law_section,),
-    claims=_claims(),
-    paper_scale="not stated (abstract only)",
-)
-
-
 def main(argv=None) -> int:
     """Alias: ``python experiments/freq_matching.py --scale S [...]`` runs
     ``mope-jax campaign run freq_matching --scale S [...]`` in this repository."""
@@ -777,3 +758,23 @@ def figures(experiment: Experiment, by_scale: dict) -> dict:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+EXPERIMENT = Experiment(
+    name="freq_matching",
+    title="Paper B: frequency matching on block data (theta* = c / W)",
+    rows=ROWS,
+    scales=SCALES,
+    baseline="copy-B4",
+    claim=(
+        "paper B: on block data the log-mean effective RoPE frequency falls linearly in log W, "
+        "theta* = c / W with c ~ 3.02 fitted (theory: pi). The rows differ in their data, so "
+        "their val-loss differences below test nothing; the law is in the section."
+    ),
+    data=DATA,
+    analyze=analyze,
+    sections=(law_section,),
+    claims=_claims(),
+    paper_scale="not stated (abstract only)",
+    figures=figures,
+)

@@ -603,6 +603,7 @@ EXPERIMENT = Experiment(
     sections=(cells_section,),
     claims=CLAIMS,
     paper_scale="~4.8M params, ~82M tokens, 1 seed",
+    figures=figures,
 )
 
 

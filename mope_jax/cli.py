@@ -28,10 +28,11 @@ import signal
 import sys
 from pathlib import Path
 
+from mope_jax.interrupt import EXIT_KEYBOARD, INTERRUPTED_MESSAGE
+from mope_jax.interrupt import install as _exit_on_ctrl_c
+
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
-EXIT_KEYBOARD = 130
-INTERRUPTED_MESSAGE = "interrupted; run the same command again to resume from the last checkpoint"
 
 EPILOG = """examples:
   mope-jax demo                                         # no download; ~2 min on 2 CPU cores
@@ -93,6 +94,71 @@ def _nonempty(text: str) -> str:
     return text
 
 
+# The most tokens one ``sample`` writes: about the length of TinyShakespeare (1.1M characters),
+# the largest corpus these models are trained on. Each token is one forward pass (about a
+# millisecond at the smallest preset on a CPU core), so this is already minutes of work.
+SAMPLE_TOKENS_MAX = 1_000_000
+
+
+def _sample_tokens(text: str) -> int:
+    v = _int_at_least(1)(text)
+    if v > SAMPLE_TOKENS_MAX:
+        raise argparse.ArgumentTypeError(
+            f"{v} is more than {SAMPLE_TOKENS_MAX:,}, the most one sample writes (about the "
+            "length of TinyShakespeare; one forward pass per token, minutes on a CPU); give "
+            f"--tokens {SAMPLE_TOKENS_MAX} or fewer"
+        )
+    return v
+
+
+# options naming a file or folder: checked against the file-name and path limits before any
+# work; (option, bytes kept free under it, bytes kept free in its last name)
+_PATH_OPTIONS = {
+    "run_dir": ("--run-dir", "run", 0),
+    "run_root": ("--run-root", "run", 0),
+    "work_dir": ("--work-dir", "run", 0),
+    "out": ("--out", 0, "beside"),
+    "json": ("--json", 0, "beside"),
+    "data": ("--data", 0, 0),
+    "corpus": ("--corpus", 0, 0),
+    "root": ("--root", 0, 0),
+    "tfds_manual_dir": ("--tfds-manual-dir", 0, 0),
+    "paths": ("PATHS", 0, 0),
+}
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """UsageError (one line naming the option) for a path too long to create or open."""
+    from mope_jax.errors import UsageError
+    from mope_jax.rundir import BESIDE_ROOM, RUN_DIR_ROOM, path_too_long
+
+    writes = args.command in ("train", "sweep", "demo", "campaign")
+    for dest, (option, inside, beside) in _PATH_OPTIONS.items():
+        values = getattr(args, dest, None)
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, str) or not value:
+                continue
+            why = path_too_long(
+                value,
+                inside=RUN_DIR_ROOM if inside == "run" and writes else 0,
+                beside=BESIDE_ROOM if beside == "beside" else 0,
+            )
+            if why:
+                raise UsageError(f"{option}: {why}; give a shorter {option}")
+
+
+def _checked_run_dir(run_dir: Path, option: str) -> Path:
+    from mope_jax.errors import UsageError
+    from mope_jax.rundir import RUN_DIR_ROOM, path_too_long
+
+    why = path_too_long(run_dir, inside=RUN_DIR_ROOM)
+    if why:
+        raise UsageError(
+            f"the default run dir {option}: {why}; give a shorter name= or a --run-dir"
+        )
+    return run_dir
+
+
 def _add_config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--preset", default="cpu", help="scale preset (mope-jax presets lists them); default: cpu"
@@ -140,7 +206,8 @@ def build_config(args: argparse.Namespace):
 
 
 def default_run_dir(cfg) -> Path:
-    return Path("runs") / f"{cfg.name.replace('/', '-')}-{cfg.data.source}-s{cfg.train.seed}"
+    name = f"{cfg.name.replace('/', '-')}-{cfg.data.source}-s{cfg.train.seed}"
+    return _checked_run_dir(Path("runs") / name, "(runs/<name>-<data>-s<seed>)")
 
 
 def cmd_train(args) -> int:
@@ -217,6 +284,7 @@ def cmd_sample(args) -> int:
         jax.random.PRNGKey(args.seed),
         temperature=args.temperature,
         top_k=args.top_k,
+        log=lambda m: print(m, file=sys.stderr),
     )
     print(prompt + corpus.separator + corpus.decode(ids))
     return 0
@@ -240,7 +308,11 @@ def cmd_sweep(args) -> int:
     check_memory(cfg, args.seeds, args.strategy, args.data_parallel)  # before the seed list
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     run_dir = (
-        Path(args.run_dir) if args.run_dir else Path("runs") / f"sweep-{cfg.name.replace('/', '-')}"
+        Path(args.run_dir)
+        if args.run_dir
+        else _checked_run_dir(
+            Path("runs") / f"sweep-{cfg.name.replace('/', '-')}", "(runs/sweep-<name>)"
+        )
     )
     print(f"sweep dir: {run_dir}  (config: {cfg.name}, seeds {seeds}, strategy {args.strategy})")
     grid, given = {}, {}
@@ -416,7 +488,13 @@ def cmd_campaign(args) -> int:
             f"--rows {args.rows!r} names no row; give row names, e.g. --rows "
             f"{','.join(r.name for r in exp.rows[:2])}, or leave --rows out for every row"
         )
-    opts = dict(rows=rows, seeds=args.seeds, corpus=args.corpus)
+    if args.corpus and args.tfds_manual_dir:
+        from mope_jax.errors import UsageError
+
+        raise UsageError("--corpus and --tfds-manual-dir both name the corpus; give one of them")
+    opts = dict(
+        rows=rows, seeds=args.seeds, corpus=args.corpus, tfds_manual_dir=args.tfds_manual_dir
+    )
     if args.action == "status":
         scales = [args.scale] if args.scale else [s.name for s in exp.scales]
         for i, name in enumerate(scales):
@@ -451,6 +529,8 @@ def cmd_campaign(args) -> int:
         extra += ["--seeds", str(args.seeds)]
     if args.corpus:
         extra += ["--corpus", shlex.quote(args.corpus)]
+    if args.tfds_manual_dir:
+        extra += ["--tfds-manual-dir", shlex.quote(args.tfds_manual_dir)]
     if args.budget_minutes is not None:
         extra += ["--budget-minutes", f"{args.budget_minutes:g}"]
     if args.no_measure and args.budget_minutes is not None:
@@ -572,7 +652,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sample", help="generate text from a checkpoint")
     p.add_argument("--run-dir", required=True, type=_nonempty)
     p.add_argument("--prompt", default=None)
-    p.add_argument("--tokens", type=_int_at_least(1), default=200)
+    p.add_argument(
+        "--tokens",
+        type=_sample_tokens,
+        default=200,
+        help=f"how many to generate, 1 to {SAMPLE_TOKENS_MAX:,} (default 200)",
+    )
     p.add_argument("--temperature", type=_finite_nonneg, default=0.8, help="0 = greedy")
     p.add_argument("--top-k", type=_int_at_least(0), default=0)
     p.add_argument("--seed", type=_seed, default=0)
@@ -659,7 +744,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--seeds", type=_int_at_least(1), default=None, help="seeds 0..N-1 (default: the scale's)"
     )
     p.add_argument(
-        "--corpus", default=None, type=_nonempty, help="text file in place of the default"
+        "--corpus",
+        default=None,
+        type=_nonempty,
+        help="text file in place of the default corpus, TinyShakespeare through "
+        "tensorflow-datasets (downloaded once, kept in ~/.cache/mope_jax)",
+    )
+    p.add_argument(
+        "--tfds-manual-dir",
+        default=None,
+        type=_nonempty,
+        help="offline: a folder holding karpathy's input.txt, read in place of the download "
+        "(default: $MOPE_JAX_TFDS_MANUAL_DIR)",
     )
     p.add_argument(
         "--budget-minutes",
@@ -796,6 +892,19 @@ def campaign_script(file: str, argv=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The CLI (``mope-jax``, ``python -m mope_jax``). Its first act makes a Ctrl-C exit 130
+    with one line (:mod:`mope_jax.interrupt`), so that one during argument parsing or the
+    imports of jax never unwinds; the command itself runs under :class:`~mope_jax.loop.CtrlC`
+    (inside the training loop: save first). The caller's SIGINT handler is back on return."""
+    outer = _exit_on_ctrl_c()
+    try:
+        return _main(argv)
+    finally:
+        if outer is not None:
+            signal.signal(signal.SIGINT, outer)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -814,6 +923,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:  # not the main thread: Python's own handling
         old = None
     try:
+        _check_paths(args)
         code = args.func(args)
         if ctrl_c.seen:  # stopped by Ctrl-C after saving
             print(INTERRUPTED_MESSAGE, file=sys.stderr)

@@ -309,6 +309,38 @@ def _coerce(tp, value: Any, key: str):
 
 _SECTIONS = ("model", "data", "train")
 
+# ``name=`` names the default run folder, runs/<name>-<data source>-s<seed> (``mope-jax
+# train``; ``mope-jax sweep``: runs/sweep-<name>): the longest suffix, -tinyshakespeare-s
+# followed by a 10-digit seed, is 28 bytes, so a name of NAME_BYTES_MAX bytes keeps the folder
+# within the 255-byte file-name limit.
+NAME_BYTES_MAX = 255 - len("-tinyshakespeare-s") - len(str(SEED_MAX))
+
+
+def check_name(value: str) -> None:
+    """ConfigError (one line) unless ``value`` makes a good folder name (``name=`` override)."""
+    import unicodedata
+
+    shown = value if len(value) <= 40 else value[:40] + "..."
+    why = None
+    if not value.strip():
+        why = "it is empty" if not value else "it is blank"
+    elif value != value.strip():
+        why = "it starts or ends with whitespace"
+    elif "/" in value or "\\" in value:
+        why = "it holds a path separator (/ or \\)"
+    elif any(unicodedata.category(c) in ("Cc", "Cf", "Cs") for c in value):
+        why = "it holds a control or invisible character"
+    elif len(value.encode()) > NAME_BYTES_MAX:
+        why = (
+            f"it is {len(value.encode())} bytes, over {NAME_BYTES_MAX} (the 255-byte file-name "
+            "limit less the -<data>-s<seed> suffix of its folder)"
+        )
+    if why:
+        raise ConfigError(
+            f"name={shown!r} is invalid: {why}; the name names the run's folder "
+            "(runs/<name>-<data>-s<seed>), so give e.g. name=my-run, or leave name= out"
+        )
+
 
 def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Config:
     """Return a new Config with ``section.field=value`` (or bare ``field=value``) applied."""
@@ -320,6 +352,7 @@ def apply_overrides(cfg: Config, overrides: list[str] | tuple[str, ...]) -> Conf
         key, value = item.split("=", 1)
         key = key.strip()
         if key == "name":
+            check_name(value)
             cfg = dataclasses.replace(cfg, name=value)
             continue
         if "." in key:

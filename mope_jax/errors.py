@@ -41,3 +41,8 @@ class CampaignError(MopeError, ValueError):
 
     Unknown experiment, scale or row, stale records, or no repository root.
     """
+
+
+class ClaimsError(MopeError, ValueError):
+    """The claims ledger cannot be judged from the files as they are (e.g. a results file an
+    analysis judges from is missing)."""

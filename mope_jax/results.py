@@ -20,10 +20,14 @@ from mope_jax.analysis.figures import FigureData
 from mope_jax.analysis.report import (
     REGENERATE_DEFAULT,
     ReportError,
-    render_json,
+    find_root,
+    read_payload,
+    renderer_module,
     rendered_jsons,
     sync,
 )
+from mope_jax.campaign.discover import import_module
+from mope_jax.errors import MopeError
 
 __all__ = [
     "REGENERATE_DEFAULT",
@@ -32,6 +36,7 @@ __all__ = [
     "render_all",
     "render_campaigns",
     "render_claims",
+    "render_json",
 ]
 
 
@@ -41,6 +46,71 @@ def render_all(paths: list[str | Path]) -> dict[Path, str | FigureData]:
     for j in rendered_jsons(paths, required=not files):
         files.update(render_json(j))
     files.update(render_claims(paths))
+    return files
+
+
+def load_renderer(renderer: str, json_path: str | Path):
+    """The ``render(payload, json_path) -> {file name: text}`` function a JSON names, imported
+    by module name: a module of the experiments package from the repository root that holds the
+    JSON (:func:`mope_jax.campaign.discover.import_module`), any other from the installed
+    packages. No file is executed by path."""
+    import importlib
+
+    try:
+        module, func = renderer_module(renderer)
+    except ReportError as e:
+        raise ReportError(f"{json_path}: {e}") from None
+    if module == "experiments" or module.startswith("experiments."):
+        root = find_root(json_path, renderer)
+        if root is None:
+            raise ReportError(
+                f"{json_path}: renderer {renderer} lies in an experiments package, but no folder "
+                "above the JSON holds experiments/__init__.py"
+            )
+        try:
+            mod = import_module(module, root)
+        except MopeError as e:
+            raise ReportError(f"{json_path}: renderer {renderer}: {e}") from None
+    else:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            raise ReportError(
+                f"{json_path}: renderer module {module} cannot be imported ({e})"
+            ) from None
+    fn = getattr(mod, func, None)
+    if not callable(fn):
+        raise ReportError(f"{json_path}: renderer {renderer} has no function {func!r}")
+    return fn
+
+
+def render_json(json_path: str | Path) -> dict[Path, str]:
+    """The files one rendered JSON produces: {path beside the JSON: full text}."""
+    json_path = Path(json_path)
+    payload = read_payload(json_path)
+    render = load_renderer(payload["renderer"], json_path)
+    try:
+        out = render(payload, json_path)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as e:
+        if isinstance(e, MopeError):
+            raise
+        raise ReportError(
+            f"{json_path}: {payload['renderer']} cannot read it ({type(e).__name__}: "
+            f"{' '.join(str(e).split())[:200]}); the JSON is damaged or from an older format: "
+            "restore it (git checkout -- PATH) or re-run the command that wrote it"
+        ) from None
+    if not isinstance(out, dict) or not all(isinstance(v, (str, FigureData)) for v in out.values()):
+        raise ReportError(
+            f"{json_path}: {payload['renderer']} returned no {{file name: text}} dict; fix the "
+            "renderer"
+        )
+    files = {}
+    for name, text in out.items():
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ReportError(
+                f"{json_path}: renderer output {name!r} is not a file name beside the JSON"
+            )
+        files[json_path.parent / name] = text
     return files
 
 
@@ -89,11 +159,11 @@ def render_campaigns(paths: list[str | Path]) -> dict[Path, str | FigureData]:
             )
         exp = campaign.load_experiment(exp_name, root)
         files[scale_dir / "table.md"] = campaign.render_campaign(
-            exp, scale_dir.name, campaign.read_records(records)
+            exp, scale_dir.name, campaign.read_records(records, [r.name for r in exp.rows])
         )
         experiments.setdefault(scale_dir.parent, (exp, root))
     for exp_dir, (exp, root) in experiments.items():
-        files.update(campaign.campaign_figures(exp, exp_dir, root))
+        files.update(campaign.campaign_figures(exp, exp_dir))
     return files
 
 

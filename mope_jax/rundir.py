@@ -88,8 +88,67 @@ def is_disk_full(e: BaseException) -> bool:
     return False
 
 
+NAME_MAX = 255  # bytes of one file-name component (Linux, macOS), when pathconf cannot say
+PATH_MAX = 4096  # bytes of a whole path, NUL included (Linux), when pathconf cannot say
+# what a run writes under its folder (checkpoints/<step>/... of Orbax): one more file name
+RUN_DIR_ROOM = NAME_MAX
+# what is written beside an output file: report's <stem>_spectra.png, atomic_write_text's
+# .<name>.tmp-<pid>
+BESIDE_ROOM = 24
+
+
+def _limit(path: Path, name: str, default: int) -> int:
+    """os.pathconf of the nearest existing folder of ``path``, else ``default``."""
+    p = Path(os.path.abspath(path))
+    while not os.path.isdir(p) and p.parent != p:  # isdir: False, not ENAMETOOLONG, when long
+        p = p.parent
+    try:
+        v = os.pathconf(p, name)
+    except (OSError, ValueError):
+        return default
+    return v if v and v > 0 else default
+
+
+def _shown(text: str, n: int = 40) -> str:
+    return repr(text if len(text) <= n else text[:n] + "...")
+
+
+def path_too_long(path: str | Path, *, inside: int = 0, beside: int = 0) -> str | None:
+    """Why ``path`` cannot be created or opened (a name over the file-name limit, or the
+    absolute path over the path limit), or None. Pure string checks: nothing is touched but
+    the ``os.pathconf`` of its nearest existing folder.
+
+    inside: bytes kept free for what is written under it (a run dir: RUN_DIR_ROOM);
+    beside: bytes kept free in its last name for the files written beside it (BESIDE_ROOM).
+    """
+    path = Path(path)
+    name_max = _limit(path, "PC_NAME_MAX", NAME_MAX)
+    parts = [p for p in path.parts if p not in ("/", "")]
+    for i, part in enumerate(parts):
+        room = beside if i == len(parts) - 1 else 0
+        n = len(os.fsencode(part))
+        if n + room > name_max:
+            extra = f" (less {room} for the files written beside it)" if room else ""
+            return (
+                f"the name {_shown(part)} is {n} bytes, over the file-name limit of {name_max} "
+                f"bytes{extra}"
+            )
+    path_max = _limit(path, "PC_PATH_MAX", PATH_MAX)
+    n = len(os.fsencode(os.path.abspath(path)))
+    if n + inside >= path_max:  # path_max counts the terminating NUL
+        extra = f" (less {inside} for the files written inside it)" if inside else ""
+        return (
+            f"the path {_shown(str(path))} is {n} bytes as an absolute path, over the path "
+            f"limit of {path_max} bytes{extra}"
+        )
+    return None
+
+
 def make_run_dir(run_dir: Path) -> None:
     """Create ``run_dir`` (and parents), or raise one TrainingError line saying why not."""
+    why = path_too_long(run_dir, inside=RUN_DIR_ROOM)
+    if why:
+        raise TrainingError(f"run dir: {why}; give a shorter --run-dir")
     if run_dir.exists() and not run_dir.is_dir():
         raise TrainingError(f"run dir {run_dir} is a file, not a folder; give another --run-dir")
     try:

@@ -578,9 +578,17 @@ def generate(
     *,
     temperature: float = 1.0,
     top_k: int = 0,
+    log: Callable[[str], None] | None = None,
+    log_every_s: float = 10.0,
 ) -> np.ndarray:
     """Sample ``num_tokens`` after ``prompt`` (1-D int array). Uses a fixed (1, T) window so it
-    compiles once: causality makes the logits at position p depend on tokens <= p only."""
+    compiles once: causality makes the logits at position p depend on tokens <= p only.
+
+    The token buffer is donated to each step, so a step writes one token in place (linear
+    time in ``num_tokens``); ``log``, when given, gets a progress line every ``log_every_s``
+    seconds of a long generation (none for one that ends sooner)."""
+    import time
+
     T = cfg.model.block_size
     model = GPT(cfg.model)
     if len(prompt) == 0:
@@ -589,7 +597,7 @@ def generate(
     buf = np.zeros((max(total, T),), np.int32)
     buf[: len(prompt)] = prompt
 
-    @jax.jit
+    @functools.partial(jax.jit, donate_argnums=0)
     def step(buf, pos, key):
         start = jnp.maximum(pos - T, 0)
         window = jax.lax.dynamic_slice(buf, (start,), (T,))[None]
@@ -604,6 +612,16 @@ def generate(
         return buf.at[pos].set(nxt.astype(jnp.int32))
 
     buf = jnp.asarray(buf)
+    t0 = logged = time.monotonic()
     for i, pos in enumerate(range(len(prompt), total)):
         buf = step(buf, pos, jax.random.fold_in(key, i))
+        if log is not None and time.monotonic() - logged >= log_every_s:
+            buf.block_until_ready()  # steps are dispatched ahead of the work: count done ones
+            logged = time.monotonic()
+            rate = (i + 1) / (logged - t0)
+            left = (num_tokens - i - 1) / rate
+            log(
+                f"sampling: {i + 1:,}/{num_tokens:,} tokens, {rate:,.0f} tokens/s, "
+                f"about {left / 60:.1f} min left"
+            )
     return np.asarray(buf[len(prompt) : total])

@@ -30,6 +30,14 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
 
+# The campaigns' default corpus, TinyShakespeare, is read from the shared folder, never
+# downloaded: where that folder is absent, a test that needs the corpus gets the one-line error
+# (no network). Subprocesses inherit it; a folder the caller chose is kept.
+os.environ.setdefault(
+    "MOPE_JAX_TFDS_MANUAL_DIR",
+    str((Path(__file__).parents[1] / "../shared/data/tinyshakespeare").resolve()),
+)
+
 import jax  # noqa: E402
 import pytest
 

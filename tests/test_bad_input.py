@@ -83,7 +83,7 @@ RECORDS = Path("experiments", "results", "tiny", "t", "records")
 def make_campaign_root(root: Path) -> Path:
     """A repository root declaring the campaign ``tiny`` (2 rows, 1 seed, no records)."""
     (root / "experiments").mkdir(parents=True)
-    (root / "experiments" / "__init__.py").write_text("")
+    (root / "experiments" / "__init__.py").write_text('CAMPAIGNS = ("tiny",)\n')
     (root / "experiments" / "tiny.py").write_text(TINY)
     return root
 

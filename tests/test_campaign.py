@@ -62,7 +62,7 @@ EXPERIMENT = Experiment(
 
 def make_root(path: Path, audit: bool = True) -> Path:
     (path / "experiments").mkdir(parents=True, exist_ok=True)
-    (path / "experiments" / "__init__.py").write_text("")
+    (path / "experiments" / "__init__.py").write_text('CAMPAIGNS = ("tiny",)\n')
     (path / "experiments" / "tiny.py").write_text(TINY.replace("AUDIT", str(audit)))
     return path
 
@@ -465,7 +465,7 @@ def test_estimate_counts_resumed_runs_whole_and_measures_rows_without_records(
     rec = {"row": "base", "env": {}, "train_seconds": 600.0}
     rec["campaign"] = {"group_seeds": [0, 1], "group_wall_s": 100.0}
     recs = [rec, dict(rec)]
-    monkeypatch.setattr(campaign.estimate, "read_records", lambda d: recs)
+    monkeypatch.setattr(campaign.estimate, "read_records", lambda d, rows=None: recs)
     est = campaign.estimate_from_records(c, {})
     assert est.per_run["base"] == 300.0 and est.guessed == {"fast"}
     assert est.per_run["fast"] == 300.0  # the median, until measured

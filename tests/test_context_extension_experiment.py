@@ -89,8 +89,9 @@ def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, 
     (root / "experiments").mkdir(parents=True)
     for f in ("__init__.py", "_paper_b.py", "_scales.py", "context_extension.py"):
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
-    # the shared TinyShakespeare beside the root, as in a checkout (the language row's corpus
-    # and the arithmetic model's other domain)
+    # the shared TinyShakespeare beside the root, as in a checkout: the arithmetic model's other
+    # domain (the language row's corpus is the default one, MOPE_JAX_TFDS_MANUAL_DIR's input.txt
+    # from tests/conftest.py)
     shared = tmp_path / "shared" / "data" / "tinyshakespeare"
     shared.mkdir(parents=True)
     shutil.copy(shakespeare_path, shared / "input.txt")

@@ -91,7 +91,7 @@ def plant(root: Path, scale: str, values: dict) -> None:
 @pytest.fixture
 def root(tmp_path) -> Path:
     (tmp_path / "experiments").mkdir()
-    (tmp_path / "experiments" / "__init__.py").write_text("")
+    (tmp_path / "experiments" / "__init__.py").write_text('CAMPAIGNS = ("tiny",)\n')
     (tmp_path / "experiments" / "tiny.py").write_text(TINY)
     plant(tmp_path, "s", VALUES)
     plant(tmp_path, "one", ONE)

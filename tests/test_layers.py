@@ -5,6 +5,7 @@ analysis is the pure functions the floors above call."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "mope_jax"
@@ -109,3 +110,41 @@ def test_no_private_name_is_imported_from_another_module():
         and not (p.name == "__init__.py" and target.startswith(_module(p) + "."))
     ]
     assert not bad, bad
+
+
+# The runtime ties an import graph cannot see: the library finds experiment code through the
+# registry and imports it by module name in one place (campaign/discover.py), never by reading
+# source text or executing a file by path.
+SOURCE_SCAN = re.compile(
+    r"re\.search\(.*read_text|read_text\(\).*re\.|spec_from_file_location|exec_module"
+)
+SYS_TIES = re.compile(r"\bsys\.(path|modules)\b")
+DISCOVER = PKG / "campaign" / "discover.py"
+
+
+def _hits(pattern: re.Pattern, skip: Path | None = None) -> list[str]:
+    return [
+        f"{p.relative_to(PKG.parent)}:{i}: {line.strip()}"
+        for p in sorted(PKG.rglob("*.py"))
+        if p != skip
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+
+
+def test_the_scanners_find_a_planted_tie():
+    assert SOURCE_SCAN.search('if re.search(r"^X", p.read_text(), re.M):')
+    assert SOURCE_SCAN.search("spec.loader.exec_module(mod)")
+    assert SYS_TIES.search("sys.path.insert(0, root)") and SYS_TIES.search("sys.modules.pop(k)")
+    assert _hits(SYS_TIES), "discover.py touches sys.path: the scan must see it"
+
+
+def test_no_source_text_search_or_file_exec_in_the_library():
+    assert not _hits(SOURCE_SCAN)
+
+
+def test_sys_path_and_sys_modules_are_touched_only_by_discover():
+    assert _hits(SYS_TIES) and all(
+        h.startswith("mope_jax/campaign/discover.py") for h in _hits(SYS_TIES)
+    )
+    assert not _hits(SYS_TIES, skip=DISCOVER)

@@ -294,7 +294,9 @@ def sync_figure(
         return drift
     dp.parent.mkdir(parents=True, exist_ok=True)
     if old != text:
-        dp.write_text(text)
+        from mope_jax.rundir import atomic_write_text
+
+        atomic_write_text(dp, text)
     if not save_png(json.loads(text), png, data_tag(text)):
         stale = png.is_file()
         if stale:

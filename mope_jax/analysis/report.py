@@ -321,12 +321,11 @@ def _split_renderer(spec: str) -> tuple[str, str]:
 
 
 def find_root(json_path: str | Path, renderer: str) -> Path | None:
-    """The repository root of a rendered JSON: the nearest folder above it that holds the renderer
-    file (``experiments/paper_a.py`` of ``experiments/paper_a.py:render``); for a library renderer
-    (``mope_jax.analysis.report:render_records``) the nearest folder holding ``experiments/``."""
-    target, _ = _split_renderer(renderer)
+    """The repository root of a rendered JSON: the nearest folder above it that holds
+    ``experiments/__init__.py`` (None when there is none); ``renderer`` is checked for form."""
+    _split_renderer(renderer)
     for d in Path(json_path).resolve().parents:
-        if (d / target).is_file() if target.endswith(".py") else (d / "experiments").is_dir():
+        if (d / "experiments" / "__init__.py").is_file():
             return d
     return None
 
@@ -351,51 +350,20 @@ def rendered_note(payload: dict[str, Any], json_path: str | Path) -> str:
     )
 
 
-_RENDERERS: dict[str, Any] = {}
-
-
-def load_renderer(renderer: str, json_path: str | Path):
-    """The ``render(payload, json_path) -> {file name: text}`` function a JSON names."""
-    import importlib
-    import importlib.util
-
+def renderer_module(renderer: str) -> tuple[str, str]:
+    """(module, function) a JSON's ``renderer`` names: ``experiments/bench/report.py:render``
+    (a file of the repository's experiments package) is the module ``experiments.bench.report``;
+    ``package.module:function`` is taken as written."""
     target, func = _split_renderer(renderer)
     if target.endswith(".py"):
-        root = find_root(json_path, renderer)
-        if root is None:
+        parts = Path(target).with_suffix("").parts
+        if not parts or parts[0] != "experiments" or any(p in ("", ".", "..") for p in parts):
             raise ReportError(
-                f"{json_path}: renderer file {target} not found in any folder above it"
+                f"renderer {renderer!r}: a renderer file must lie in the experiments package, "
+                "e.g. experiments/paper_a.py:render"
             )
-        path = (root / target).resolve()
-        key = str(path)
-        if key not in _RENDERERS:
-            name = "_mope_renderer_" + "_".join(path.with_suffix("").parts[-3:]).replace(
-                "-", "_"
-            ).replace(".", "_")
-            spec = importlib.util.spec_from_file_location(name, path)
-            mod = importlib.util.module_from_spec(spec)
-            # the experiment scripts import their siblings (``import _paper_b``) as scripts do, and
-            # the repository's packages (``experiments.bench``) as ``python -m`` does
-            added = [str(path.parent), str(root)]
-            sys.path[:0] = added
-            try:
-                spec.loader.exec_module(mod)
-            finally:
-                for d in added:
-                    sys.path.remove(d)
-            _RENDERERS[key] = mod
-        mod = _RENDERERS[key]
-    else:
-        try:
-            mod = importlib.import_module(target)
-        except ImportError as e:
-            raise ReportError(
-                f"{json_path}: renderer module {target} cannot be imported ({e})"
-            ) from None
-    fn = getattr(mod, func, None)
-    if not callable(fn):
-        raise ReportError(f"{json_path}: renderer {renderer} has no function {func!r}")
-    return fn
+        target = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return target, func
 
 
 def rendered_jsons(paths: list[str | Path], *, required: bool = True) -> list[Path]:
@@ -406,14 +374,14 @@ def rendered_jsons(paths: list[str | Path], *, required: bool = True) -> list[Pa
         if not p.exists():
             raise ReportError(f"{p}: no such file or folder")
         if p.is_file():
-            if not isinstance(_read_json(p), dict) or "renderer" not in _read_json(p):
+            if not isinstance(read_payload(p), dict) or "renderer" not in read_payload(p):
                 raise ReportError(f'{p}: no "renderer" key, so no table is rendered from it')
             found.append(p)
             continue
         hits = [
             f
             for f in sorted(p.rglob("*.json"))
-            if isinstance(d := _read_json(f), dict) and "renderer" in d
+            if isinstance(d := read_payload(f), dict) and "renderer" in d
         ]
         if not hits and required:
             raise ReportError(
@@ -423,26 +391,12 @@ def rendered_jsons(paths: list[str | Path], *, required: bool = True) -> list[Pa
     return list(dict.fromkeys(found))
 
 
-def _read_json(path: Path):
+def read_payload(path: Path):
+    """A results JSON's contents; an unreadable file is a :class:`ReportError`."""
     try:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ReportError(f"{path}: not readable as JSON ({e})") from None
-
-
-def render_json(json_path: str | Path) -> dict[Path, str]:
-    """The files one rendered JSON produces: {path beside the JSON: full text}."""
-    json_path = Path(json_path)
-    payload = _read_json(json_path)
-    out = load_renderer(payload["renderer"], json_path)(payload, json_path)
-    files = {}
-    for name, text in out.items():
-        if Path(name).is_absolute() or ".." in Path(name).parts:
-            raise ReportError(
-                f"{json_path}: renderer output {name!r} is not a file name beside the JSON"
-            )
-        files[json_path.parent / name] = text
-    return files
 
 
 def sync(
@@ -457,15 +411,24 @@ def sync(
     (:func:`mope_jax.analysis.figures.sync_figure`; ``notes`` gets a line for each PNG that
     could not be drawn, without matplotlib)."""
     from mope_jax.analysis.figures import sync_figure
+    from mope_jax.rundir import atomic_write_text
 
     drift = []
     for path, text in files.items():
-        if isinstance(text, FigureData):
-            drift += sync_figure(path, text, check=check, notes=notes)
-            continue
-        old = path.read_text() if path.is_file() else None
-        if old != text:
-            drift.append(path)
-            if not check:
-                path.write_text(text)
+        try:
+            if isinstance(text, FigureData):
+                drift += sync_figure(path, text, check=check, notes=notes)
+                continue
+            old = path.read_text() if path.is_file() else None
+            if old != text:
+                drift.append(path)
+                if not check:
+                    atomic_write_text(path, text)
+        except (OSError, UnicodeDecodeError) as e:
+            what = "read" if check or isinstance(e, UnicodeDecodeError) else "write"
+            why = getattr(e, "strerror", None) or type(e).__name__
+            raise ReportError(
+                f"{path}: cannot {what} it ({why}); make the folder readable and writable and "
+                "free disk space, or run with --check, which only reads"
+            ) from None
     return drift

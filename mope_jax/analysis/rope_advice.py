@@ -131,6 +131,30 @@ def _parse_spec(spec: str) -> tuple[str, dict[str, int]]:
     return kind, out
 
 
+def min_symbols(kind: str, size: int) -> int:
+    """The fewest symbols K for which the built-in copy of a ``blocks`` (size = B) or
+    ``repeat`` (size = W) stream is its measured width W.
+
+    The excess-match kernel (``--kernel match``, what ``auto`` uses for these tasks) of such a
+    stream is, in expectation (x = 1/K, b = the block length):
+
+    * blocks, B: K(B - 2) b^2 = (B - 1) - x (B + 1) at the copy; K(B) b^2 = (B - 1)(1 + x) at
+      the marker's period B, the largest value;
+    * repeat, W (b = 2W + 1): K(W) b^2 = 2W^2 + W - 1 - x (2W^2 + W + 1) at the copy;
+      K(b) b^2 = 2W (1 + x) at the period.
+
+    W = first r with K(r) >= max K / 2 is the copy's distance only when the copy reaches half
+    the period's height: K > (3B + 1) / (B - 1) for blocks (4 or more for every B >= 6),
+    K > (2W^2 + 2W + 1) / (2W^2 - 1) for repeat (2 or more for W >= 2). At K = 1 every symbol
+    is the same: the copy carries no information and K(r) shows the period alone.
+    """
+    if kind == "blocks":
+        num, den = 3 * size + 1, size - 1
+    else:
+        num, den = 2 * size * size + 2 * size + 1, 2 * size * size - 1
+    return num // den + 1  # the first integer strictly above num / den
+
+
 def load_tokens(spec: str, *, tfds_manual_dir: str = "") -> Tokens:
     """The training tokens named by ``spec`` (what a model trained on that data would see).
 
@@ -142,7 +166,7 @@ def load_tokens(spec: str, *, tfds_manual_dir: str = "") -> Tokens:
       (:func:`mope_jax.data.dependency.block_repeat_stream`; built-in width W);
     * anything else: a UTF-8 text file, characters, its train split (first 90%).
     """
-    from mope_jax.config import DataConfig
+    from mope_jax.config import SEED_MAX, DataConfig
     from mope_jax.data import load_corpus
 
     kind = spec.partition(":")[0]
@@ -156,6 +180,24 @@ def load_tokens(spec: str, *, tfds_manual_dir: str = "") -> Tokens:
             raise UsageError(
                 f"--data {spec!r}: needs {what}, K >= 1 and N >= 1; write e.g. "
                 f"--data {'blocks:B=10' if kind == 'blocks' else 'repeat:W=8'}"
+            )
+        if not 0 <= seed <= SEED_MAX:
+            raise UsageError(
+                f"--data {spec!r}: seed={seed} is out of range; seeds are integers in "
+                f"[0, {SEED_MAX}] (numpy's and jax's generators take 32-bit seeds); write e.g. "
+                f"--data {kind}:{'B' if kind == 'blocks' else 'W'}="
+                f"{b if kind == 'blocks' else w},seed=0"
+            )
+        width, period = (b - 2, b) if kind == "blocks" else (w, 2 * w + 1)
+        k_min = min_symbols(kind, b if kind == "blocks" else w)
+        if k < k_min:
+            raise UsageError(
+                f"--data {spec!r}: K={k} symbols is too few: below K={k_min} the copy at "
+                f"r={width} shows less than half the excess matches of the block marker at its "
+                f"period r={period}, so K(r) would read the period as the width W (at K=1 every "
+                f"symbol is the same and the copy carries nothing); write K={k_min} or more, "
+                f"e.g. --data {kind}:{'B' if kind == 'blocks' else 'W'}="
+                f"{b if kind == 'blocks' else w},K={max(k_min, 16)}"
             )
         from mope_jax import memory
 

@@ -15,18 +15,45 @@ from mope_jax.errors import CampaignError
 from mope_jax.provenance import jsonable
 
 
-def default_data(root: Path) -> dict:
-    path = (Path(root) / ".." / "shared" / "data" / "tinyshakespeare" / "input.txt").resolve()
-    return {"source": "text", "path": str(path)}
+# how a campaign command names the two ways to the default corpus
+MANUAL_DIR_OPTION = "--tfds-manual-dir"
+CORPUS_FIX = "give --corpus PATH (a copy of karpathy's input.txt)"
+
+
+def default_data(root: Path | None = None, *, tfds_manual_dir: str = "") -> dict:
+    """The campaigns' default corpus, TinyShakespeare, as a text file: the input.txt of
+    ``tfds_manual_dir`` (else of ``$MOPE_JAX_TFDS_MANUAL_DIR``), else the copy tensorflow-datasets
+    built (downloaded once, kept in ``~/.cache/mope_jax``); see
+    :func:`mope_jax.data.tfds_source.tiny_shakespeare_file`. Its sha256 is checked, so every
+    way gives the same corpus; only the path (a location field) differs. ``root`` is unused.
+
+    DataError (one line naming ``--corpus PATH`` and ``--tfds-manual-dir DIR`` /
+    ``$MOPE_JAX_TFDS_MANUAL_DIR``) where none of them has it."""
+    from mope_jax.data.tfds_source import tiny_shakespeare_file
+
+    path = tiny_shakespeare_file(
+        manual_dir=tfds_manual_dir or "", option=MANUAL_DIR_OPTION, fix=CORPUS_FIX
+    )
+    return {"source": "text", "path": str(Path(path).resolve())}
 
 
 def data_fields(
-    experiment: Experiment, scale: Scale, root: Path, corpus: str | Path | None = None
+    experiment: Experiment,
+    scale: Scale,
+    root: Path,
+    corpus: str | Path | None = None,
+    *,
+    tfds_manual_dir: str = "",
 ) -> dict:
-    d = dict(experiment.data) if experiment.data is not None else default_data(root)
+    """The data fields of the experiment at this scale: the experiment's (default: text), the
+    scale's on top, ``corpus`` as the text file where given; a text source with no file gets
+    :func:`default_data` (only then is TinyShakespeare looked for)."""
+    d = dict(experiment.data) if experiment.data is not None else {"source": "text"}
     d.update(scale.data or {})
     if corpus is not None:
         d.update(source="text", path=str(Path(corpus).expanduser().resolve()))
+    elif d.get("source") == "text" and not d.get("path"):
+        d.update(default_data(root, tfds_manual_dir=tfds_manual_dir))
     return d
 
 

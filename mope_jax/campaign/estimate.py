@@ -70,7 +70,7 @@ def estimate_from_records(c: Campaign, env: dict) -> Estimate | None:
     longer: a resumed run's wall time is only its last call's; each row its own when it has
     some, else the median of all, and such rows are listed in ``guessed``)."""
     per: dict[str, list[float]] = {}
-    for rec in read_records(c.records_dir):
+    for rec in read_records(c.records_dir, [r.name for r in c.experiment.rows]):
         camp = rec.get("campaign") or {}
         if _machine(rec.get("env") or {}) != _machine(env) or not camp.get("group_seeds"):
             continue

@@ -21,7 +21,6 @@ and whatever the experiment module's own ``figures(experiment, records_by_scale)
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -29,7 +28,6 @@ import numpy as np
 
 from mope_jax.analysis.figures import MAX_LINES, TAB20, FigureData
 from mope_jax.campaign.configs import declared_causal
-from mope_jax.campaign.discover import import_experiment_module
 from mope_jax.campaign.records import by_row, read_records
 from mope_jax.campaign.render import comparisons_at, contrast, paired, same_data
 
@@ -449,7 +447,9 @@ def records_by_scale(experiment, results_dir: str | Path) -> dict[str, list[dict
 
     out = {}
     for sc in experiment.scales:
-        recs = read_records(Path(results_dir) / sc.name / "records")
+        recs = read_records(
+            Path(results_dir) / sc.name / "records", [r.name for r in experiment.rows]
+        )
         if recs:
             out[sc.name] = recs
     return out
@@ -483,12 +483,7 @@ def for_campaign(
     return out
 
 
-def campaign_figures(experiment, results_dir: str | Path, root: str | Path) -> dict:
+def campaign_figures(experiment, results_dir: str | Path) -> dict:
     """{PNG path: FigureData} of one experiment's results folder (:func:`for_campaign`), with
-    the figures of the experiment module's own ``figures(experiment, records_by_scale)`` where
-    it defines one."""
-    hook = None
-    module = Path(root) / "experiments" / f"{experiment.name}.py"
-    if module.is_file() and re.search(r"^def figures\(", module.read_text(), re.M):
-        hook = getattr(import_experiment_module(experiment.name, Path(root)), "figures")
-    return for_campaign(experiment, results_dir, hook)
+    the figures of the experiment's own ``figures`` hook where it declares one."""
+    return for_campaign(experiment, results_dir, experiment.figures)

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from mope_jax.campaign.configs import declared_causal, row_config
-from mope_jax.campaign.records import by_row
+from mope_jax.campaign.records import blame_record, by_row
 from mope_jax.campaign.spec import Comparison, Experiment, Row, Scale
 from mope_jax.config import LOCATION_FIELDS
 from mope_jax.provenance import cpu_text
@@ -238,7 +238,11 @@ def render_campaign(experiment: Experiment, scale: Scale | str, records: list[di
                 f"{_ci(t.ci_low, t.ci_high, sign=True)} | {per} | {_p(t.p)} | {_p(hp)} |"
             )
     for section in experiment.sections:
-        text = section(experiment, sc, [r for r in records if r.get("row") in rows]).strip()
+        text = blame_record(
+            lambda rs, section=section: section(experiment, sc, rs),
+            [r for r in records if r.get("row") in rows],
+            f"section {getattr(section, '__name__', section)} of {experiment.name}",
+        ).strip()
         if text:
             lines += ["", text]
     lines += ["", _provenance(records)]

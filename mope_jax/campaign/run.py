@@ -378,12 +378,13 @@ def write_table(c: Campaign) -> Path:
 
     path = c.results_dir / "table.md"
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, render_campaign(c.experiment, c.scale, read_records(c.records_dir)))
+    records = read_records(c.records_dir, [r.name for r in c.experiment.rows])
+    atomic_write_text(path, render_campaign(c.experiment, c.scale, records))
     try:  # and the experiment's figures (campaign.figures): never stops a campaign
         from mope_jax.analysis.report import sync
         from mope_jax.campaign.figures import campaign_figures
 
-        sync(campaign_figures(c.experiment, c.results_dir.parent, c.root))
+        sync(campaign_figures(c.experiment, c.results_dir.parent))
     except Exception as e:  # noqa: BLE001
         import sys
 

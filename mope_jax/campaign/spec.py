@@ -97,8 +97,10 @@ Section = Callable[["Experiment", "Scale", list], str]
 class Experiment:
     """A campaign's declaration (``EXPERIMENT`` in ``experiments/<name>.py``).
 
-    data: ``DataConfig`` fields; None = TinyShakespeare, the text file
-    ``<root>/../shared/data/tinyshakespeare/input.txt`` (``--corpus PATH`` replaces it).
+    data: ``DataConfig`` fields; None = TinyShakespeare as a text file, through
+    tensorflow-datasets or a folder holding karpathy's input.txt (``--tfds-manual-dir DIR`` /
+    ``$MOPE_JAX_TFDS_MANUAL_DIR``; :func:`mope_jax.campaign.configs.default_data`);
+    ``--corpus PATH`` replaces it.
     sections: pure renderers ``fn(experiment, scale, records) -> markdown`` appended after the
     tables (records: every record of the scale, as :func:`read_records` returns them).
     claims: the paper claims judged from this campaign's records (:mod:`mope_jax.claims`;
@@ -112,6 +114,10 @@ class Experiment:
     that has since changed (None when current). Such a record is kept and rendered (its sections
     mark it); ``mope-jax campaign status`` lists it, and only re-training the seed replaces it
     (its config is unchanged, so it is not stale).
+    figures: ``fn(experiment, records_by_scale) -> {path under the results folder: FigureData}``,
+    the experiment's own figures beside the ones every campaign gets.
+    prepare_data: ``fn(scale name)`` that writes the generated corpora the scale's rows read
+    (called before a campaign reads its corpus; never while results are only rendered).
     """
 
     name: str
@@ -129,6 +135,8 @@ class Experiment:
     claims: tuple = ()  # mope_jax.claims.Claim: the paper claims this campaign judges
     paper_scale: str = ""
     outdated: Callable | None = None
+    figures: Callable | None = None
+    prepare_data: Callable | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "rows", tuple(self.rows))

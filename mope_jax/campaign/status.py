@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 
 from mope_jax.campaign.configs import config_diff, corpus_diff, declared_causal
-from mope_jax.campaign.records import RECORD_RE, Campaign, read_record
+from mope_jax.campaign.records import Campaign, by_row, read_record, read_records
 from mope_jax.campaign.render import display
 from mope_jax.campaign.spec import Row
 
@@ -29,7 +29,9 @@ class RowPlan:
 
 def plan(c: Campaign) -> list[RowPlan]:
     """Per selected row: which planned seeds have a (current) record, which are missing, which
-    records are stale."""
+    records are stale. Every record under the campaign's folder is read and checked first
+    (:func:`read_records`), so a damaged record of any row is named before anything is planned."""
+    every = by_row(read_records(c.records_dir, [r.name for r in c.experiment.rows]))
     out = []
     for row in c.rows:
         done, missing, stale, outdated = [], [], [], []
@@ -46,7 +48,7 @@ def plan(c: Campaign) -> list[RowPlan]:
             why = None if diff or c.experiment.outdated is None else c.experiment.outdated(rec)
             if why:
                 outdated.append((s, why))
-        have = {int(m.group(1)) for f in _row_files(c, row) if (m := RECORD_RE.match(f.name))}
+        have = {int(r["seed"]) for r in every.get(row.name, [])}
         extra = sorted(have - set(c.seeds_of(row)))
         out.append(
             RowPlan(
@@ -60,11 +62,6 @@ def plan(c: Campaign) -> list[RowPlan]:
             )
         )
     return out
-
-
-def _row_files(c: Campaign, row: Row) -> list[Path]:
-    d = c.records_dir / row.name
-    return sorted(d.iterdir()) if d.is_dir() else []
 
 
 def format_plan(c: Campaign, plans: list[RowPlan]) -> str:

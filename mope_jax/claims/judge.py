@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mope_jax.claims.rule import ScaleFacts, collecting, scale_facts, scale_note
 from mope_jax.claims.spec import ALPHA, PAPERS, Analysis, Claim, Verdict
+from mope_jax.errors import ClaimsError
 
 
 def experiments_with_claims(root: Path) -> list:
@@ -25,22 +26,11 @@ def experiments_with_claims(root: Path) -> list:
 
 
 def analyses_with_claims(root: Path) -> list[Analysis]:
-    """``ANALYSIS`` of every module ``experiments/<name>.py`` that declares one (found by its
-    text, then imported by module name)."""
-    import re
+    """``ANALYSIS`` of every module the registry (``experiments/__init__.py``) lists under
+    ``ANALYSES``, imported by module name."""
+    from mope_jax.campaign.discover import analyses, load_analysis
 
-    from mope_jax.campaign import import_experiment_module
-
-    out = []
-    for p in sorted((Path(root) / "experiments").glob("*.py")):
-        if p.stem.startswith("_") or not re.search(r"^ANALYSIS\b", p.read_text(), re.M):
-            continue
-        analysis = getattr(import_experiment_module(p.stem, Path(root)), "ANALYSIS", None)
-        if not isinstance(analysis, Analysis):
-            raise TypeError(f"{p}: ANALYSIS must be a mope_jax.claims.Analysis")
-        if analysis.claims:
-            out.append(analysis)
-    return out
+    return [a for a in (load_analysis(n, root) for n in analyses(root)) if a.claims]
 
 
 _ROOT: contextvars.ContextVar = contextvars.ContextVar("claims_root", default=None)
@@ -130,6 +120,8 @@ def claim_order(claim_id: str) -> tuple:
 def _readings(exp, claim: Claim, by_scale: dict) -> list[Reading]:
     """The claim judged at every scale with records (never smoke), smallest first; a
     description across scales reads once."""
+    from mope_jax.campaign.records import blame_record
+
     if claim.across_scales:
         tests: list = []
         with collecting(tests):
@@ -141,7 +133,11 @@ def _readings(exp, claim: Claim, by_scale: dict) -> list[Reading]:
             continue
         tests = []
         with collecting(tests):
-            v = claim.judge(exp, {sc.name: by_scale[sc.name]})
+            v = blame_record(
+                lambda rs, sc=sc: claim.judge(exp, {sc.name: rs}),
+                by_scale[sc.name],
+                f"the judge of claim {claim.id}",
+            )
         if v.verdict == "untested" and not v.effects:
             continue  # nothing of this claim measured at this scale
         out.append(Reading(sc.name, v, scale_facts(exp, by_scale, v), tuple(tests)))
@@ -171,7 +167,7 @@ def judge_all(root: str | Path) -> list[Judged]:
             results = root / "experiments" / "results" / exp.name
             by_scale = {}
             for sc in exp.scales:
-                recs = read_records(results / sc.name / "records")
+                recs = read_records(results / sc.name / "records", [r.name for r in exp.rows])
                 if recs:
                     by_scale[sc.name] = recs
             for claim in exp.claims:
@@ -179,7 +175,20 @@ def judge_all(root: str | Path) -> list[Judged]:
                 pending.append((claim, exp, by_scale, rs, _decisive(rs)))
         for analysis in analyses_with_claims(root):
             path = root / "experiments" / "results" / analysis.results
-            payload = json.loads(path.read_text()) if path.is_file() else None
+            if not path.is_file():
+                ids = ", ".join(c.id for c in analysis.claims)
+                raise ClaimsError(
+                    f"{path.relative_to(root)} is missing: it holds what {analysis.name} judges "
+                    f"{ids} from; restore it (git checkout -- {path.relative_to(root)}) or make "
+                    "it again with the analysis's own command"
+                )
+            try:
+                payload = json.loads(path.read_text())
+            except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+                raise ClaimsError(
+                    f"{path.relative_to(root)}: not readable as JSON ({type(e).__name__}); "
+                    f"restore it (git checkout -- {path.relative_to(root)})"
+                ) from None
             for claim in analysis.claims:
                 tests: list = []
                 with collecting(tests):

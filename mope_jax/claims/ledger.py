@@ -306,7 +306,10 @@ def precision_section(root: str | Path) -> str:
     for exp in experiments_with_claims(Path(root)):
         results = Path(root) / "experiments" / "results" / exp.name
         for a, b in precision_twins(exp):
-            ra, rb = (read_records(results / sc.name / "records") for sc in (a, b))
+            ra, rb = (
+                read_records(results / sc.name / "records", [r.name for r in exp.rows])
+                for sc in (a, b)
+            )
             got = precision_pooling(ra, rb, exp.metric)
             pairs = "; ".join(
                 f"{row} seed {seed} {d:+.4f}" + (f" (seed sd {sd:.4f})" if sd is not None else "")

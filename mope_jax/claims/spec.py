@@ -126,7 +126,8 @@ class Analysis:
 
     Declared as ``ANALYSIS = Analysis(...)`` in ``experiments/<name>.py``; ``results`` is the
     JSON's path relative to ``experiments/results/`` (``paper_b/self_similarity.json``) and each
-    claim's judge is ``judge(analysis, payload) -> Verdict``, payload the parsed JSON or None."""
+    claim's judge is ``judge(analysis, payload) -> Verdict``, payload the parsed JSON (a missing
+    file is a :class:`mope_jax.errors.ClaimsError` naming it, not an untested claim)."""
 
     name: str
     results: str

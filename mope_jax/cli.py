@@ -915,7 +915,7 @@ def _main(argv: list[str] | None) -> int:
     from mope_jax.errors import MopeError
     from mope_jax.loop import CtrlC
 
-    # Ctrl-C never unwinds the process while JAX works (a segfault at exit, issue 43): inside
+    # Ctrl-C never unwinds the process while JAX works (that can segfault at exit): inside
     # the training loop it saves at the next chunk boundary, anywhere else it exits at once
     ctrl_c = CtrlC(INTERRUPTED_MESSAGE, EXIT_KEYBOARD)
     try:

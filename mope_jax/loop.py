@@ -194,7 +194,7 @@ class CtrlC:
     Python turns Ctrl-C into a ``KeyboardInterrupt`` raised wherever the main thread is, e.g.
     inside a jax dispatch or a garbage-collector callback of XLA's; the process then unwinds
     and exits while XLA's threads still run the dispatched chunk (or compile), and the
-    interpreter's teardown frees what they use: a segmentation fault (issue 43), a swallowed
+    interpreter's teardown frees what they use: a segmentation fault, a swallowed
     Ctrl-C (the exception is "ignored" in the callback) or an asyncio traceback. This handler
     never raises:
 
@@ -318,32 +318,51 @@ def resume_or_init(
 # --------------------------------------------------------------------------- the loop
 
 
+@dataclass(frozen=True)
+class RunSpec:
+    """What :func:`drive` trains and where it keeps it.
+
+    cfg: the config every run shares (its train section sets the chunk grid); run_cfgs[r],
+    run_dirs[r], labels[r]: run r's own config (hooks read it), the folder that receives its
+    ``metrics.jsonl`` and ``final.json``, and its name in messages; train_data / val_data: the
+    token arrays; ckpt: the open checkpointer (closed by drive); meta: stored with every
+    checkpoint and record; run_dir: the folder a resume starts from; last_good: the newest
+    intact checkpoint's step (None before any); desc: the progress bar's label;
+    record_extra(wall_s): added to every record; primary: this process writes the files
+    (Orbax coordinates its own).
+    """
+
+    cfg: Config
+    run_cfgs: Sequence[Config]
+    run_dirs: Sequence[Path]
+    labels: Sequence[str]
+    train_data: Any
+    val_data: Any
+    ckpt: Any
+    meta: dict[str, Any]
+    run_dir: Path
+    last_good: int | None
+    desc: str | None = None
+    record_extra: Callable[[float], dict[str, Any]] | None = None
+    primary: bool = True
+
+
 def drive(
     program: Program,
     states,
+    spec: RunSpec,
     *,
-    cfg: Config,
-    run_cfgs: Sequence[Config],
-    run_dirs: Sequence[Path],
-    labels: Sequence[str],
-    train_data,
-    val_data,
-    ckpt,
-    meta: dict[str, Any],
-    run_dir: Path,
-    last_good: int | None,
     hooks: Hooks = NO_HOOKS,
     stop_after: int | None = None,
     progress: bool = True,
-    desc: str | None = None,
-    record_extra: Callable[[float], dict[str, Any]] | None = None,
-    primary: bool = True,
     log: Callable[[str], None] = print,
 ) -> Outcome:
-    """Train every run of ``states`` to ``train.max_steps`` (or ``stop_after``) in chunks and
-    return the records; closes ``ckpt``. ``run_dirs[r]`` receives run r's ``metrics.jsonl``
-    and ``final.json``; ``labels[r]`` names it in messages; ``record_extra(wall_s)`` is added
-    to every record. Only the ``primary`` process writes files (Orbax coordinates its own)."""
+    """Train every run of ``states`` (:class:`RunSpec`: what and where) to ``train.max_steps``
+    (or ``stop_after``) in chunks and return the records; closes ``spec.ckpt``."""
+    cfg, run_cfgs, run_dirs, labels = spec.cfg, spec.run_cfgs, spec.run_dirs, spec.labels
+    train_data, val_data, ckpt, meta = spec.train_data, spec.val_data, spec.ckpt, spec.meta
+    run_dir, last_good, primary = spec.run_dir, spec.last_good, spec.primary
+    desc, record_extra = spec.desc, spec.record_extra
     t = cfg.train
     R = program.n_runs
     step = int(program.per_run(states.step)[0])

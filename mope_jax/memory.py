@@ -1,4 +1,4 @@
-"""Memory estimates, checked before anything is allocated (issue 43).
+"""Memory estimates, checked before anything is allocated.
 
 An absurd size (``train.batch_size=1000000000``, ``model.n_embd=1000000``, ``--seeds
 1000000000``, ``--data repeat:W=8,N=100000000000``) used to end in a ``MemoryError`` or XLA

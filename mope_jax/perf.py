@@ -1,4 +1,4 @@
-"""CPU speed switches that keep every number bit for bit (issue 8; experiments/bench).
+"""CPU speed switches that keep every number bit for bit (measured by experiments/bench).
 
 ``fast_cpu_threefry()``: JAX lowers its threefry2x32 PRNG on CPU as a rolled 5-iteration
 ``while`` loop, each iteration a separate pass over the whole uint32 array; on GPU/TPU it

@@ -154,15 +154,13 @@ def model_variants() -> dict[str, ModelVariant]:
     return dict(_VARIANTS)
 
 
-# model variants renamed by issue 12 (the old name may have meant another computation)
+# renamed model variants (the old name may have meant another computation)
 _RENAMED = {"a-ega-conv-causal": "a-ega-conv1-causal"}
 
 
 def apply_variant(cfg: Config, name: str) -> Config:
     if name in _RENAMED:
-        raise ValueError(
-            f"variant {name!r} was renamed {_RENAMED[name]!r} (issue 12); use the new name"
-        )
+        raise ValueError(f"variant {name!r} was renamed {_RENAMED[name]!r}; use the new name")
     if name not in _VARIANTS:
         raise ConfigError(
             f"unknown variant {name!r}; `mope-jax presets` lists them: "
@@ -310,7 +308,7 @@ register_variant(
 register_variant(
     "a-ega-m-shared",
     "learned table + our earlier EGA-M (one filter set per layer shared by the heads, tap j on "
-    "lag j), full z-norm; the omega*sigma control's EGA-M records before issue 40",
+    "lag j), full z-norm; the omega*sigma control's first EGA-M records",
     train=_A,
     pos_encoding="learned",
     attn_bias="ega-m-shared",
@@ -484,7 +482,7 @@ register_variant(
     "causal-freq-qk-a8",
     "causal complex kernel, learned frequency in [2, F-2] bins, 128 taps, unit energy; "
     "ours, not the authors': fixed envelope a = 8 tokens; paper C's fourierqk results "
-    "committed before issue 40 used it under the name causal-freq-qk",
+    "committed before the authors' envelope was adopted used it under the name causal-freq-qk",
     train={"no_decay": ("log_freq",)},
     qk_filter="causal-freq-fixed",
     kernel_len=128,

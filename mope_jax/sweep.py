@@ -45,6 +45,7 @@ from mope_jax.loop import (
     boundaries,
     check_resumable,
     default_hooks,
+    RunSpec,
     drive,
     resume_or_init,
 )
@@ -284,7 +285,7 @@ class _PerDevice:
         if isinstance(x, jax.Array) and x.sharding == self.sharding:
             by_dev = {s.device: s.data for s in x.addressable_shards}
             missing = [d for d in row if d not in by_dev]
-            if missing:  # seen once (2026-12-02, 2 host devices, step ~1850); cause not found
+            if missing:  # seen once (2 host devices, step ~1850); cause not found
                 raise TrainingError(
                     f"strategy 'shard': an array of the seed state has no shard on {missing[0]} "
                     f"(its shards are on {sorted(by_dev, key=lambda d: d.id)}); run the same "
@@ -423,7 +424,7 @@ def sweep(
     if len(set(seeds)) != len(seeds) or not seeds:
         raise TrainingError(f"seeds must be distinct and non-empty, got {seeds}")
     check_causal(cfg)
-    check_memory(cfg, len(grid_runs(seeds, grid)), strategy, data_parallel)  # issue 43
+    check_memory(cfg, len(grid_runs(seeds, grid)), strategy, data_parallel)
     cfg, corpus = prepare(cfg)
     t = cfg.train
     boundaries(t)
@@ -587,9 +588,7 @@ def _sweep_locked(
     )
     labels = [(run_label(hp) + " " if hp else "") + f"seed {sd}" for hp, sd in runs]
     sweep_info = {"strategy": strategy, "data_parallel": data_parallel, "seeds": seeds}
-    out = drive(
-        program,
-        states,
+    spec = RunSpec(
         cfg=cfg,
         run_cfgs=run_cfgs,
         run_dirs=run_dirs,
@@ -600,13 +599,12 @@ def _sweep_locked(
         meta=meta,
         run_dir=run_dir,
         last_good=last_good,
-        hooks=hooks,
-        stop_after=stop_after,
-        progress=progress,
         desc=f"{R} runs [{strategy}]",
         record_extra=lambda wall: {"sweep": sweep_info | {"wall_s": wall, "run_dir": str(run_dir)}},
         primary=_primary(),
-        log=log,
+    )
+    out = drive(
+        program, states, spec, hooks=hooks, stop_after=stop_after, progress=progress, log=log
     )
     return SweepResult(
         run_dir,

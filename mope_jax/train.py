@@ -51,6 +51,7 @@ from mope_jax.loop import (
     all_finite,
     check_resumable,
     default_hooks,
+    RunSpec,
     drive,
     read_metrics,
     resume_or_init,
@@ -343,7 +344,7 @@ def run(
     ``mope_jax.loop.NO_HOOKS`` for none).
     """
     check_causal(cfg)
-    memory.check_training(cfg)  # before anything is allocated (issue 43)
+    memory.check_training(cfg)  # before anything is allocated
     cfg, corpus = prepare(cfg)
     run_dir = Path(run_dir)
     done = _finished_read_only(cfg, run_dir)
@@ -411,9 +412,7 @@ def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_af
         stacked=False,
         to_host=lambda tree: tree,  # hooks see the device state
     )
-    out = drive(
-        program,
-        state,
+    spec = RunSpec(
         cfg=cfg,
         run_cfgs=[cfg],
         run_dirs=[run_dir],
@@ -424,10 +423,9 @@ def _run_locked(cfg: Config, corpus: Corpus, run_dir: Path, *, progress, stop_af
         meta=meta,
         run_dir=run_dir,
         last_good=last_good,
-        hooks=hooks,
-        stop_after=stop_after,
-        progress=progress,
-        log=log,
+    )
+    out = drive(
+        program, state, spec, hooks=hooks, stop_after=stop_after, progress=progress, log=log
     )
     return RunResult(run_dir, cfg, out.states, out.records[0], out.interrupted, out.sigterm)
 

@@ -123,7 +123,7 @@ def test_config_alone_refuses_unknown_names_and_options():
         + ", ".join(sorted(v.name for v in registry.variants("pos_encoding"))),
         "ConfigError: model.filter_phase='nosuch' is unknown; choose one of "
         + ", ".join(registry.option_table()["filter_phase"]),
-        "ConfigError: attn_bias 'ega-conv' was renamed 'ega-conv1' (issue 12); use the new name",
+        "ConfigError: attn_bias 'ega-conv' was renamed 'ega-conv1'; use the new name",
     ]
 
 

@@ -17,8 +17,8 @@ leak is max_{s > t} I[t, s]; the verdict compares it with ``tol`` times the larg
 max_{s <= t} I[t, s], so it does not depend on the scale of the function, and FFT rounding
 (~1e-7 relative) does not trip it while a 1e-3 coupling does.
 
-``method="perturb"`` (finite differences, out(x + delta) - out(x), the default for large T
-before 2026-12-02) is kept for comparison: its rounding floor is the float32 rounding of the
+``method="perturb"`` (finite differences, out(x + delta) - out(x), formerly the default for
+large T) is kept for comparison: its rounding floor is the float32 rounding of the
 outputs divided by the size of the perturbation, ~1e-5 relative at T = 256 for a causal FFT
 convolution (which mixes every position's rounding into every output), i.e. at the tolerance,
 so a causal FFT model can be reported as leaking; the derivative has no such division.

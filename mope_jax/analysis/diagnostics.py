@@ -8,8 +8,8 @@
   ``phase_rand`` replaces the phase by a random phi per (batch row, frequency, head), shared by
   the channels and by Q and K; ``phase_rand_indep`` independent phi for Q and K and per
   channel; ``amp_only`` irfft(|Z|); ``phase_shift`` rotates Q's and K's spectra by pi/4
-  except the DC and Nyquist bins, which keep their values (issue 40; before it ours rotated
-  those too: ``PHASE_SHIFT_DEF`` marks the analyses made with the authors' definition).
+  except the DC and Nyquist bins, which keep their values (ours rotated those too at
+  first: ``PHASE_SHIFT_DEF`` marks the analyses made with the authors' definition).
   Ours, earlier, ADDED to the phase: ``add-shared`` (shared by Q and K, so the Q-K
   cross-spectrum is kept exactly: a weaker test), ``add-independent``, ``add-shift`` (Q only).
   ``SURROGATE_LABELS`` names each in tables.
@@ -129,8 +129,9 @@ def shuffled_gap(
 
 
 # Stored beside the surrogate losses (a record's ``analysis["phase_shift_def"]``): which
-# ``phase_shift`` they were computed with. Analyses without it predate issue 40, whose
-# phase_shift also rotated the DC and Nyquist bins (irfft then scaled them by cos(pi/4)).
+# ``phase_shift`` they were computed with (the value's text is stored data, kept as written).
+# Analyses without it were made with our first phase_shift, which also rotated the DC and
+# Nyquist bins (irfft then scaled them by cos(pi/4)).
 PHASE_SHIFT_DEF = "authors: DC and Nyquist unrotated (issue 40)"
 
 # Table headers: which surrogate is whose, and what it does (DESIGN.md section 5).

@@ -201,7 +201,7 @@ def load_tokens(spec: str, *, tfds_manual_dir: str = "") -> Tokens:
             )
         from mope_jax import memory
 
-        memory.check(  # before the stream is drawn (issue 43)
+        memory.check(  # before the stream is drawn
             memory.Estimate({"the token stream": (memory.STREAM_BYTES_PER_TOKEN * n, "N")}),
             f"--data {spec}",
         )

@@ -107,7 +107,7 @@ def initial_logs(cfg, model: str, init: str) -> tuple[np.ndarray, np.ndarray]:
     position table, "ega-m": EGA-M's filters) under ``init`` ("boundary" / "off"), flattened.
 
     MOPE: shape (E/2,); EGA-M: shape (L*H*4,) per head (``ega-m``), (L*4,) shared
-    (``ega-m-shared``, and the cells committed before issue 40).
+    (``ega-m-shared``, and the cells committed before the authors' definition was adopted).
     """
     if model == "mope":
         return morlet_init(cfg.model.n_embd // 2, init=init, bound=cfg.model.mope_bound)

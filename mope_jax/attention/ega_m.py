@@ -2,7 +2,7 @@
 
 This is the gate behind seed A's remark that omega sigma = 5 "also appeared in a separate
 energy-gate experiment". ``ega-m`` and ``ega-m-prefix`` compute what the authors' code
-computes (issue 40). On xn = LN(x) (B, T, E), the input every EGA gate receives, per head h:
+computes. On xn = LN(x) (B, T, E), the input every EGA gate receives, per head h:
 
     u_t       = mean_E xn_t                                           scalar signal (B, T)
     h_hs[j]   = exp(-j^2 / (2 sigma_hs^2)) e^{i omega_hs j},  j < l_s   taps of filter s
@@ -29,7 +29,8 @@ Ours, not the paper's, kept under its own names (``ega-m-shared``, full z-norm;
 ``ega-m-shared-prefix``, causal): one filter set per layer shared by the heads (parameters
 (4,), log-gate (B, 1, T', S), broadcast over H), tap j on lag j, c_s(t) = sum_{j<l_s} h_s[j]
 u_{t-j} (envelope peak on the newest token). The omega_sigma_control results committed before
-issue 40 were made with it. One module (:class:`EnergyGateMorlet`) computes both, with the flags
+the authors' definition was adopted were made with it. One module (:class:`EnergyGateMorlet`)
+computes both, with the flags
 ``per_head`` and ``tap_order`` ("conv1d" | "lag").
 
 Init and constraint follow MOPE's (:mod:`mope_jax.encodings.morlet`), the same init for every
@@ -278,7 +279,7 @@ register(
     causal=False,
     doc="ours, not the paper's: one filter set per layer shared by the heads, tap j on lag j "
     "(envelope peak on the newest token); the omega_sigma_control results committed before "
-    "issue 40 were made with it; z-norm over ALL positions",
+    "the authors' definition was adopted were made with it; z-norm over ALL positions",
     **_EGA_M,
 )(_builder("full", False, "lag"))
 register(

@@ -43,7 +43,7 @@ Our earlier, different computations keep their own names:
   * ``ega-n-energymix``, ``ega-n-energymix-prefix``: the n z-normalised energies are mixed
     with softmax(scale_w) BEFORE one sigmoid, g = sigmoid(alpha_h (sum_s softmax(scale_w)_s
     z_s - tau_h)). Equal to EGA-n for n = 1 only.
-  * ``ega-conv1``, ``ega-conv1-prefix`` (called ``ega-conv*`` before issue 12): ONE linear
+  * ``ega-conv1``, ``ega-conv1-prefix`` (formerly ``ega-conv*``): ONE linear
     channel per head, K = ``model.ega_conv_len`` taps, p_j = sum_{k<K} w_{h,k} . xn_{j-k} + c_h,
     then EGA-1's z-norm and single gate.
 """
@@ -341,6 +341,6 @@ register(
     **_EGA,
     doc="one-channel conv energy (ega-conv1) with the causal prefix z-norm",
 )(_builder(False, "prefix", conv=True))
-# the one-channel conv energy was registered as ega-conv / ega-conv-prefix before issue 12
+# the one-channel conv energy was formerly registered as ega-conv / ega-conv-prefix
 rename("attn_bias", "ega-conv", "ega-conv1")
 rename("attn_bias", "ega-conv-prefix", "ega-conv1-prefix")

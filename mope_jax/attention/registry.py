@@ -189,8 +189,7 @@ def get(slot: str, name: str) -> Variant:
     except KeyError:
         if (slot, name) in _RENAMED:
             raise ConfigError(
-                f"{slot} {name!r} was renamed {_RENAMED[(slot, name)]!r} (issue 12); "
-                "use the new name"
+                f"{slot} {name!r} was renamed {_RENAMED[(slot, name)]!r}; use the new name"
             ) from None
         choices = sorted(n for s, n in _REGISTRY if s == slot)
         raise ConfigError(f"unknown {slot} {name!r}; choose one of {choices}") from None

@@ -43,8 +43,8 @@ Causal time-domain kernels (declared causal), h[j], j = 0..K-1:
     learned frequency (``log_freq``, clamped to [2, F-2] bins) inside the authors' Gaussian
     envelope of width sigma_t = T / (4 pi) tokens (T = the length the layer sees; 20.37 at
     T = 256, 5.09 at T = 64). ``causal-freq-fixed``: ours, the same kernel inside a fixed
-    envelope a = ``model.kernel_scale`` tokens (paper C's fourierqk results committed before
-    issue 40 used it, a = 8, under the name ``causal-freq-qk``).
+    envelope a = ``model.kernel_scale`` tokens (paper C's fourierqk results committed before the
+    authors' envelope was adopted used it, a = 8, under the name ``causal-freq-qk``).
     ``circular-gauss`` uses the UNPADDED FFT (n = T): a circular convolution that wraps the
     future into the past; it is the declared-non-causal foil.
 

@@ -98,7 +98,7 @@ def run_campaign(
             )
     from mope_jax.sweep import check_memory
 
-    for r, seeds in groups:  # every row to train fits in memory (issue 43), then its corpus
+    for r, seeds in groups:  # every row to train fits in memory, then its corpus
         check_memory(c.config(r), len(seeds), strategy)
     for r, _ in groups:  # the corpus of every row to train, checked (with --corpus hints)
         c.prepared(r)
@@ -467,10 +467,10 @@ def reaudit_records(
     c: Campaign, *, work_dir: str | Path | None = None, log: Callable[[str], None] = print
 ) -> list[tuple[str, int]]:
     """Re-run the causality audit on the local checkpoint of every current record whose audit
-    was made by an earlier large-T method: finite differences (``perturb``, the default before
-    2026-12-02, whose float32 rounding floor can reach the tolerance for a causal FFT model) or
-    derivatives at 16-19 probed positions only (``jvp``, the default on 2026-12-02, blind to a
-    leak from an unprobed position). The record's ``audit`` becomes the current method's
+    was made by an earlier large-T method: finite differences (``perturb``, whose float32
+    rounding floor can reach the tolerance for a causal FFT model) or derivatives at 16-19
+    probed positions only (``jvp``, blind to a leak from an unprobed position). The record's
+    ``audit`` becomes the current method's
     (``jvp-cuts`` at large T: every future position); the old one is kept under
     ``audit_superseded`` with the date it was replaced (and the audit it had superseded, if
     any, inside it: nothing is lost). Re-renders the table and returns the (row, seed)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# The two f32 attention opt-ins of issue 14 (attention/core.py): heads next to the batch, and
+# The two f32 attention opt-ins (attention/core.py): heads next to the batch, and
 # the causal attention in 4 query blocks. At mid on 2 CPU cores: 17,896 vs 14,544 tokens/s for
 # the learned baseline (experiments/results/bench/bench_quick.md, 2026-12-01), +15-30% for
 # fourier-qk, a-mope and a-ega-m in a scratch A/B beside other jobs (commit message). Same
@@ -12,12 +12,12 @@ from __future__ import annotations
 # campaigns' rows are never paired with).
 FAST_ATTENTION = dict(attn_layout="bhtd", attn_query_blocks=4)
 
-# "mid" (issue 15): the papers' context T=256 and dropout 0.1, 4 layers x 4 heads of width 128,
+# "mid": the papers' context T=256 and dropout 0.1, 4 layers x 4 heads of width 128,
 # 2000 steps x 16 windows (8.2M tokens, ~8 epochs of the train split), the papers' schedule
 # shape (linear warmup over 6% of the steps, as 300 of 5000, then cosine to 0) at lr 1e-3 for
 # the smaller width (nanoGPT's character model uses 1e-3 at width 128 and 384). ~0.8M
 # parameters; evaluated every 500 steps on 50 random val batches. Shared by paper A
-# (experiments/paper_a.py), paper C (experiments/fourierqk.py, which adds its recipe), the
+# (experiments/paper_a/), paper C (experiments/fourierqk/, which adds its recipe), the
 # omega*sigma control and paper B's context extension.
 MID = dict(
     model=dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1),

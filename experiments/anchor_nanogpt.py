@@ -18,17 +18,17 @@ its renderer is ``render`` below): f32 1.8848 +- 0.0099, bf16 1.8840 +- 0.0067 o
 anchor passes (-0.0185), bf16 within the seed spread (-0.0008). The nanogpt-char campaign
 itself has not been run yet: its records are to be made by the command above.
 
-Scale ``nanogpt-char`` is exactly the earlier script's (nanoGPT's names in DESIGN.md / issue 14:
+Scale ``nanogpt-char`` is exactly the earlier script's (nanoGPT's names in DESIGN.md:
 4 layers, 4 heads, width 128, T=128, batch 32, dropout 0, no biases, AdamW lr 1e-3 beta2 0.99,
 weight decay 0.1 on 2-D weights, warmup 100, cosine to 1e-4 at 1000 iterations, clip 1.0,
 TinyShakespeare paper split, 200 eval batches; the other fields the reference preset's).
 Scale ``smoke`` is a pipeline check of the same recipe at a tiny size.
 
 Claims checked (``verdict_section``, computed from the records alone):
-  * issue 15's anchor: karpathy's nanoGPT reaches val 1.9033 +- 0.0166 (3 seeds, measured by
+  * the anchor: karpathy's nanoGPT reaches val 1.9033 +- 0.0166 (3 seeds, measured by
     the project on this machine's kind); our ``learned`` f32 mean must land within +-0.03 of it
     (judged at scale nanogpt-char only);
-  * issue 14's bf16 rule: bf16 is offered only if its val loss differs from f32 by no more
+  * the bf16 rule: bf16 is offered only if its val loss differs from f32 by no more
     than the seed spread; the rule applied here is |mean paired bf16 - f32 difference| <= the
     f32 seed standard deviation, and the difference's 95% interval is printed beside it.
 """

@@ -18,12 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-try:
-    from experiments import _paper_b as pb
-    from experiments import context_extension as ce
-except ImportError:  # run as a script
-    import _paper_b as pb
-    import context_extension as ce
+from experiments import _paper_b as pb
+from experiments.context_extension.summary import fmt
 
 
 def summarise(per_seed: list[dict]) -> dict:
@@ -54,11 +50,11 @@ def markdown(payload) -> str:
     for task, t in payload["tasks"].items():
         for rule, r in t["rules"].items():
             s = summarise(r["seeds"])  # from the per-seed values
-            acc = ce._fmt(s["accuracy"]) if "accuracy" in s else "-"
-            leaf = ce._fmt(s["leaf_accuracy"]) if "leaf_accuracy" in s else "-"
+            acc = fmt(s["accuracy"]) if "accuracy" in s else "-"
+            leaf = fmt(s["leaf_accuracy"]) if "leaf_accuracy" in s else "-"
             lines.append(
-                f"| {task} (L = {t['train_length']}) | {rule} | {ce._fmt(s['loss'])} | "
-                f"{ce._fmt(s['loss_beyond_L'])} | {acc} | {leaf} |"
+                f"| {task} (L = {t['train_length']}) | {rule} | {fmt(s['loss'])} | "
+                f"{fmt(s['loss_beyond_L'])} | {acc} | {leaf} |"
             )
     lines.append("")
     return "\n".join(lines)

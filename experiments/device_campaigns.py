@@ -51,6 +51,12 @@ Numerics: each row runs at its scale's precision (``model.matmul_precision`` and
 precision. ``../shared`` does not travel: pass ``--corpus``; records identify the corpus by
 content, not path. A copy of the working tree may carry no .git or an older one: start with
 ``MOPE_JAX_GIT_COMMIT=<the commit sent>`` so that the records name the code that ran.
+
+Files: this module (the call: its options, every job checked before anything trains, the
+clock guard and the packing after each row, ``main``), ``_device_campaigns_jobs.py`` (the
+queues and the job specs), ``_device_campaigns_files.py`` (the folders, the records a call made,
+the archives), ``_device_campaigns_plan.py`` (the jobs opened as campaigns and their plan),
+``_device_campaigns_run.py`` (one job under the clock, the device and the rows' summary lines).
 """
 
 from __future__ import annotations
@@ -59,62 +65,57 @@ import argparse
 import json
 import math
 import sys
-import tarfile
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from experiments._device_campaigns_files import (
+    CACHE_ARCHIVE_MAX_BYTES,
+    RESULTS,
+    cache_archive,
+    changed,
+    check_folder,
+    make_folder,
+    pack,
+    record_files,
+)
+from experiments._device_campaigns_jobs import JOB_FORMAT, QUEUES, Job, parse_jobs, queue_jobs
+from experiments._device_campaigns_plan import format_plan, open_jobs, plan_rows
+from experiments._device_campaigns_run import device_summary, row_lines, run_job
+
+__all__ = [
+    "CACHE_ARCHIVE_MAX_BYTES",
+    "EXIT_BAD_INPUT",
+    "EXIT_JOB_FAILED",
+    "JOB_FORMAT",
+    "QUEUES",
+    "RESULTS",
+    "ROOT",
+    "Job",
+    "Refused",
+    "cache_archive",
+    "changed",
+    "check_folder",
+    "checked",
+    "device_summary",
+    "format_plan",
+    "main",
+    "make_folder",
+    "open_jobs",
+    "pack",
+    "parse_args",
+    "parse_jobs",
+    "plan_rows",
+    "queue_jobs",
+    "record_files",
+    "refuse",
+    "row_lines",
+    "run_job",
+]
+
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = Path("experiments") / "results"
-CACHE_ARCHIVE_MAX_BYTES = 48 * 2**20  # what fits the next loan's 64 MiB of carried files
 EXIT_JOB_FAILED, EXIT_BAD_INPUT = 1, 2  # a job failed once started; a spec refused up front
-
-QUEUES = {
-    "paper_a": (
-        "paper_a",
-        "reference",
-        (
-            "a-baseline",
-            "a-ega-morlet-causal",
-            "a-ega-morlet",
-            "a-mope",
-            "a-ega1-causal",
-            "a-ega1",
-        ),
-        3,
-    ),
-    "paper_c": (
-        "fourierqk",
-        "reference-tf32",
-        ("learned", "causal-morlet", "causal-gauss", "fourier-qk", "multifourier-qk", "random-qk"),
-        3,
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Job:
-    """One ``mope-jax campaign run``: an experiment at a scale, optionally some rows and seeds."""
-
-    experiment: str
-    scale: str
-    rows: tuple[str, ...] = ()
-    seeds: int | None = None
-
-    def __str__(self) -> str:
-        parts = [self.experiment, self.scale]
-        if self.rows or self.seeds is not None:
-            parts.append(",".join(self.rows))
-        if self.seeds is not None:
-            parts.append(str(self.seeds))
-        return ":".join(parts)
-
-    def options(self) -> list[str]:
-        """The ``campaign run`` options beyond the experiment and scale."""
-        opts = ["--rows", ",".join(self.rows)] if self.rows else []
-        return opts + (["--seeds", str(self.seeds)] if self.seeds is not None else [])
 
 
 class Refused(SystemExit):
@@ -143,263 +144,6 @@ class _Parser(argparse.ArgumentParser):
         from mope_jax.errors import UsageError
 
         raise UsageError(f"{message}; see python -m experiments.device_campaigns --help")
-
-
-JOB_FORMAT = (
-    "(e.g. paper_a:mid or paper_a:reference:a-baseline,a-mope:1); `mope-jax campaign status "
-    "EXPERIMENT --scale S` lists what a campaign plans"
-)
-
-
-def parse_jobs(items: list[str]) -> list[Job]:
-    """``EXPERIMENT:SCALE[:ROWS[:SEEDS]]`` -> Job; one UsageError (the fix) for anything else."""
-    from mope_jax.errors import UsageError
-
-    jobs = []
-    for item in items:
-        parts = item.split(":")
-        rows = tuple(r for r in parts[2].split(",") if r) if len(parts) > 2 else ()
-        seeds = parts[3] if len(parts) > 3 else None
-        if not 2 <= len(parts) <= 4 or not all(parts[:2]) or (len(parts) > 2 and not rows):
-            raise UsageError(
-                f"{item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1 {JOB_FORMAT}"
-            )
-        if seeds is not None and not (seeds.isascii() and seeds.isdigit() and int(seeds) >= 1):
-            raise UsageError(
-                f"{item!r} is not EXPERIMENT:SCALE[:ROWS[:SEEDS]] with SEEDS >= 1: seeds must "
-                f"be a whole number >= 1, not {seeds!r} (e.g. {':'.join(parts[:3])}:3)"
-            )
-        jobs.append(Job(parts[0], parts[1], rows, None if seeds is None else int(seeds)))
-    return jobs
-
-
-def queue_jobs(name: str, scale: str | None = None) -> list[Job]:
-    """The queue's rows in priority order, one job a row (so the clock guard and the archive act
-    at every row boundary)."""
-    from mope_jax.errors import UsageError
-
-    if name not in QUEUES:
-        raise UsageError(f"--queue {name!r}: no such queue; use one of {', '.join(QUEUES)}")
-    experiment, default_scale, rows, seeds = QUEUES[name]
-    return [Job(experiment, scale or default_scale, (r,), seeds) for r in rows]
-
-
-def check_folder(path: Path, option: str) -> None:
-    """UsageError unless ``path`` is a folder this process can write, or one it can make;
-    creates nothing."""
-    from mope_jax.errors import UsageError
-    from mope_jax.rundir import unwritable
-
-    try:
-        why = unwritable(path.expanduser().absolute())
-    except OSError as e:
-        why = f"{e.filename or path}: {e.strerror or type(e).__name__}"
-    if why:
-        raise UsageError(f"{option} {path}: {why}; give a writable folder (new or existing)")
-
-
-def make_folder(path: Path, option: str) -> Path:
-    """Make ``path`` (with its parents) and write a file in it; UsageError, and the folders made
-    here removed again, when it cannot."""
-    from mope_jax.errors import UsageError
-
-    path = path.expanduser().resolve()
-    made: list[Path] = []
-    try:
-        missing = [p for p in [path, *path.parents] if not p.exists()]
-        for p in reversed(missing):
-            p.mkdir()
-            made.append(p)
-        probe = path / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        for p in reversed(made):
-            try:
-                p.rmdir()
-            except OSError:
-                pass
-        raise UsageError(
-            f"{option} {path}: cannot write there ({e.strerror or type(e).__name__}); give a "
-            "writable folder (new or existing)"
-        ) from None
-    return path
-
-
-def record_files(root: Path) -> dict[str, int]:
-    """{path relative to root: mtime in ns} of every campaign record under root."""
-    base = root / RESULTS
-    return {
-        str(p.relative_to(root)): p.stat().st_mtime_ns
-        for p in sorted(base.glob("*/*/records/*/*.json"))
-    }
-
-
-def changed(before: dict[str, int], after: dict[str, int]) -> list[str]:
-    """Record paths that are new or rewritten since ``before``."""
-    return sorted(p for p, t in after.items() if before.get(p) != t)
-
-
-def pack(root: Path, paths: list[str], out: Path) -> Path:
-    """Write ``out`` (a .tar.gz) holding ``paths`` relative to ``root`` (through a temporary
-    file: a call killed while packing leaves the previous archive whole)."""
-    tmp = out.with_name(out.name + ".tmp")
-    with tarfile.open(tmp, "w:gz") as tar:
-        for p in paths:
-            tar.add(root / p, arcname=p)
-    tmp.replace(out)
-    return out
-
-
-def open_jobs(root: Path, jobs: list[Job], corpus: Path | None):
-    """Every job as a Campaign: its experiment, scale and rows resolved, its rows' configs and
-    corpus, its records (none stale) and the folders ``campaign run`` writes checked; a
-    MopeError (one line, the fix) for the first it cannot run. Nothing is trained or written."""
-    from mope_jax.campaign import Campaign
-    from mope_jax.campaign.status import plan, rel, stale_message
-    from mope_jax.errors import CampaignError
-    from mope_jax.rundir import unwritable
-
-    out = []
-    for job in jobs:
-        c = Campaign.open(
-            job.experiment,
-            job.scale,
-            root,
-            rows=list(job.rows) or None,
-            seeds=job.seeds,
-            corpus=corpus,
-        )
-        for r in c.rows:
-            c.prepared(r)  # its config and corpus
-        msg = stale_message(c, plan(c))
-        if msg:
-            raise CampaignError(f"{job}: {msg}")
-        work = c.root / "runs" / "campaigns" / c.experiment.name / c.scale.name
-        for d in (c.records_dir, work):  # what run_campaign writes (its default work dir)
-            why = unwritable(d)
-            if why:
-                raise CampaignError(
-                    f"{job}: cannot write in {rel(d, c.root)}: {why}; make it writable, or "
-                    "give --root a writable copy of the repository"
-                )
-        out.append((job, c))
-    return out
-
-
-def plan_rows(campaigns, kind: str | None = None) -> list[dict]:
-    """Per job: the runs missing and the estimated seconds (``estimate_for_lease``: this device's
-    records, else the FLOP count at an assumed MFU; None where neither is known)."""
-    from mope_jax.campaign.estimate import estimate_for_lease
-    from mope_jax.campaign.status import plan
-    from mope_jax.provenance import environment
-
-    env = environment()
-    rows = []
-    for job, c in campaigns:
-        est = estimate_for_lease(c, env, kind)
-        missing = [(p.row.name, list(p.missing)) for p in plan(c) if p.missing]
-        secs = None if est is None else sum(est.seconds(r, len(s)) for r, s in missing)
-        rows.append(
-            {
-                "job": str(job),
-                "missing": {r: s for r, s in missing},
-                "estimate_s": secs,
-                "estimate_source": None if est is None else est.source,
-                "_estimate": est,
-            }
-        )
-    return rows
-
-
-def format_plan(rows: list[dict], minutes: float) -> str:
-    lines = [f"plan for {minutes:.1f} min (estimates: the source named per job):"]
-    total = 0.0
-    for r in rows:
-        n = sum(len(s) for s in r["missing"].values())
-        if not n:
-            lines.append(f"  {r['job']:<55} nothing missing")
-            continue
-        if r["estimate_s"] is None:
-            lines.append(f"  {r['job']:<55} {n} runs, no estimate on this device")
-            continue
-        total += r["estimate_s"]
-        fits = "fits" if total <= minutes * 60 else "does not fit"
-        lines.append(
-            f"  {r['job']:<55} {n} runs ~{r['estimate_s'] / 60:5.1f} min, "
-            f"cumulative {total / 60:5.1f} min: {fits}"
-        )
-    sources = sorted({r["estimate_source"] for r in rows if r["estimate_source"]})
-    lines += [f"  estimate: {s}" for s in sources]
-    return "\n".join(lines)
-
-
-def run_job(root: Path, c, budget_s: float, estimate, log, row_done) -> dict:
-    """One campaign in this process, under the clock (``budget_s``) with ``estimate`` (no step
-    is measured); ``row_done`` after each row's records are written."""
-    from mope_jax.campaign.run import run_campaign
-
-    res = run_campaign(
-        c,
-        budget_s=None if estimate is None else budget_s,
-        estimate=estimate,
-        measure=False,
-        progress=False,
-        log=log,
-        row_done=row_done,
-    )
-    return {
-        "trained": [f"{r} seed {s}" for r, s in res.trained],
-        "left": [f"{r} seed {s}" for r, s in res.left],
-        "stopped": res.stopped,
-    }
-
-
-def device_summary() -> dict:
-    import jax
-
-    from mope_jax.device import device_kind
-
-    return {
-        "backend": jax.default_backend(),
-        "device_kind": device_kind(),
-        "devices": [str(d) for d in jax.devices()],
-        "jax": jax.__version__,
-    }
-
-
-def row_lines(root: Path, paths: list[str]) -> list[str]:
-    """'row: n seeds, final val a, b, c; tokens/s, MFU' for the records at ``paths``."""
-    from mope_jax.device import perf_text
-
-    by_row: dict[str, list[dict]] = {}
-    for p in paths:
-        rec = json.loads((root / p).read_text())
-        by_row.setdefault(
-            f"{rec.get('experiment')}:{rec.get('scale')}:{rec.get('row')}", []
-        ).append(rec)
-    out = []
-    for name, recs in by_row.items():
-        vals = ", ".join(f"{r.get('final_val_loss', float('nan')):.4f}" for r in recs)
-        camp = recs[0].get("campaign") or {}
-        out.append(
-            f"  {name}: {len(recs)} seeds, final val {vals}; "
-            f"{camp.get('group_wall_s', 0) / 60:.1f} min; {perf_text(recs[0].get('perf') or {})}"
-        )
-    return out
-
-
-def cache_archive(cache: Path, out: Path) -> str:
-    """Pack the compilation cache into ``out/jax_cache.tar.gz`` if it fits the next loan's
-    carried files; returns what was done."""
-    files = [p for p in cache.rglob("*") if p.is_file()]
-    size = sum(p.stat().st_size for p in files)
-    if size > CACHE_ARCHIVE_MAX_BYTES:
-        return f"compilation cache {size / 2**20:.0f} MiB: too large to carry, not packed"
-    with tarfile.open(out / "jax_cache.tar.gz", "w:gz") as tar:
-        for p in files:
-            tar.add(p, arcname=str(p.relative_to(cache)))
-    return f"compilation cache: {len(files)} files, {size / 2**20:.1f} MiB in jax_cache.tar.gz"
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -1,4 +1,4 @@
-"""iGSM by operation count (paper B, issue 16 item 2): does the RoPE frequency a model uses fall
+"""iGSM by operation count (paper B, claim B2): does the RoPE frequency a model uses fall
 as the data's dependency width W grows?
 
 Command:  mope-jax campaign run igsm_ops --scale cpu [--rows ops-1,ops-8] [--budget-minutes M]

@@ -1,6 +1,6 @@
 """Morlet-RoPE memory: compiled temporaries of forward + backward, grouped scan vs materialised.
 
-Command:  python experiments/morlet_rope_memory.py          (compile only, nothing is run; ~1 min)
+Command:  python -m experiments.morlet_rope_memory      (compile only, nothing is run; ~1 min)
 Writes:   experiments/results/paper_a/morlet_rope_memory.{json,md}
 Question: is the peak memory of Morlet-RoPE a few (B, H, T, S) score arrays, independent of the
 number of frequencies F, up to T = 4096? The naive form materialises (B, H, F, T, S).
@@ -21,11 +21,9 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_a import RESULTS  # noqa: E402
-
-from mope_jax.analysis.report import publish, rendered_note  # noqa: E402
-from mope_jax.attention.morlet_rope import morlet_rope_scores  # noqa: E402
+from experiments.paper_a import RESULTS
+from mope_jax.analysis.report import publish, rendered_note
+from mope_jax.attention.morlet_rope import morlet_rope_scores
 
 
 def naive_scores(q, k, log_sigma):
@@ -68,7 +66,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", default="256,1024,4096")
     args = ap.parse_args(argv)
-    command = "python experiments/morlet_rope_memory.py " + " ".join(
+    command = "python -m experiments.morlet_rope_memory " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     rows = []

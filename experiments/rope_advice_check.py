@@ -1,8 +1,8 @@
-"""Does `mope-jax rope-advice` give a better RoPE grid than base 10000? (issue 16 item 5)
+"""Does `mope-jax rope-advice` give a better RoPE grid than base 10000?
 
 Command:  mope-jax campaign run rope_advice_check --scale cpu [--rows ...] [--budget-minutes M]
-          (status: mope-jax campaign status rope_advice_check; ``python
-          experiments/rope_advice_check.py --scale S [...]`` is an alias of the run command)
+          (status: mope-jax campaign status rope_advice_check; ``python -m
+          experiments.rope_advice_check --scale S [...]`` is an alias of the run command)
 Writes:   experiments/results/rope_advice_check/<scale>/records/<row>/seed<s>.json, table.md
 Runtime (measured 2026-12-01, 2-core Intel Xeon, printed by ``campaign run``): a TinyShakespeare
 run (1500 steps) 206 s alone, 607 s beside the test suite; a block-task row of 3 seeds trained
@@ -38,12 +38,8 @@ import numpy as np
 from mope_jax.campaign import Comparison, Experiment, Row, Scale, by_row
 from mope_jax.config import Config
 
-try:
-    from experiments import _paper_b as pb
-    from experiments import freq_matching as fm
-except ImportError:  # run as a script
-    import _paper_b as pb
-    import freq_matching as fm
+from experiments import _paper_b as pb
+from experiments.freq_matching.measure import copy_accuracy
 
 HEAD_DIM = 32
 TS_CONTEXT, BLOCKS_CONTEXT, BLOCK_LEN = 256, 128, 34
@@ -124,7 +120,7 @@ def analyze(cfg: Config, state, corpus) -> dict:
     out = advice_for(cfg, corpus) | {"rope_base": cfg.model.rope_base}
     if _is_blocks(cfg):
         val = np.asarray(corpus.val)
-        out["copy_acc"] = fm.copy_accuracy(cfg, state.params, val, "copy", cfg.data.block_len)
+        out["copy_acc"] = copy_accuracy(cfg, state.params, val, "copy", cfg.data.block_len)
     return out
 
 

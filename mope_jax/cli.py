@@ -884,8 +884,10 @@ def _quiet_absl() -> None:
 
 
 def campaign_script(file: str, argv=None) -> int:
-    """``python experiments/<name>.py --scale S [...]``, the alias every campaign file offers:
-    ``mope-jax campaign run <name> --scale S [...]`` in the repository that holds ``file``."""
+    """``python -m experiments.<name> --scale S [...]`` (or ``python experiments/<name>.py`` for a
+    one-file campaign), the alias every campaign offers: ``mope-jax campaign run <name> --scale
+    S [...]`` in the repository that holds ``file`` (the campaign's module file, or its package
+    folder)."""
     path = Path(file).resolve()
     args = sys.argv[1:] if argv is None else list(argv)
     return main(["campaign", "run", path.stem, "--root", str(path.parents[1]), *args])

@@ -325,8 +325,8 @@ register_variant(
 # weight tying, no bias on the attention projections (q/k/v and output; LayerNorm and MLP keep
 # theirs), no dropout after the attention output projection, warmup 200, weight decay on 2-D
 # weights only, 200 eval batches, and the reported number is the best val loss over evals
-# (``final.json: best_val_loss``). The same model recipe as experiments/fourierqk.py AUTHORS_C
-# (its reference scale).
+# (``final.json: best_val_loss``). The same model recipe as AUTHORS_C in
+# experiments/fourierqk/scales.py (its reference scale).
 
 
 def _reference_c() -> Config:

@@ -1,4 +1,4 @@
-"""model.attn_query_blocks (opt-in, issue 14): causal attention computed per query block is
+"""model.attn_query_blocks (opt-in): causal attention computed per query block is
 the default full-matrix attention to float32 rounding, for every model variant, with the same
 dropout bits, and it stays causal."""
 

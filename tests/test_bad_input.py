@@ -407,7 +407,7 @@ def test_an_internal_bug_keeps_its_traceback(monkeypatch):
         main(["presets"])
 
 
-# issue 43: absurd sizes are refused by the memory estimate (mope_jax.memory), before anything
+# Absurd sizes are refused by the memory estimate (mope_jax.memory), before anything
 # is allocated; sizes far beyond any machine, so the refusal does not depend on this one's
 ABSURD = [
     (TRAIN + ["train.batch_size=1000000000"], "lower train.batch_size"),

@@ -740,7 +740,7 @@ def test_killed_campaign_continues_elsewhere_with_the_same_table(done, tmp_path,
 
 
 def test_paper_a_is_declared_as_a_campaign():
-    """experiments/paper_a.py: ten rows, smoke and cpu as the earlier script ran them, mid,
+    """experiments/paper_a/: ten rows, smoke and cpu as the earlier script ran them, mid,
     the EGA/MOPE pairs, audited; its committed smoke table is what its records render, with the
     learned MOPE spectra from the records' summaries."""
     exp = campaign.load_experiment("paper_a", REPO)
@@ -753,7 +753,7 @@ def test_paper_a_is_declared_as_a_campaign():
         eval_interval=300, checkpoint_interval=300, log_interval=300,
     )  # fmt: skip
     assert (smoke.seeds, cpu.seeds, mid.seeds) == (2, 3, 3)
-    # issue 15's mid: the papers' T and dropout, 4 x 128, batch 16, ~2000 steps
+    # mid: the papers' T and dropout, 4 x 128, batch 16, ~2000 steps
     assert mid.model == dict(block_size=256, n_layer=4, n_head=4, n_embd=128, dropout=0.1)
     assert {k: mid.train[k] for k in ("batch_size", "max_steps", "lr", "warmup_steps")} == dict(
         batch_size=16, max_steps=2000, lr=1e-3, warmup_steps=120

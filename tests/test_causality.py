@@ -336,7 +336,7 @@ def test_influence_matrix_is_lower_triangular_for_causal_conv():
     np.testing.assert_allclose(np.diag(infl, -2), 0.2)
 
 
-# Issue 12 (paper C as the authors compute it): every new or changed variant, audited through
+# Paper C as the authors compute it: every paper-C Q/K filter variant, audited through
 # the Jacobian of a whole small model. The bilateral ones must leak, the causal ones must not.
 PAPER_C_VARIANTS = [
     "fourier-qk",

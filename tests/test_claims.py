@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from experiments import fourierqk
+from experiments.fourierqk.claims import _kernels_at
 from mope_jax import claims
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,9 +49,7 @@ def test_a_gain_in_a_row_that_sees_the_future_is_a_leak_and_in_a_causal_row_repr
 def test_causal_kernels_are_read_per_scale_over_the_kernels_each_plans():
     base, flat, gain = [2.0, 2.1, 2.05], [2.001, 2.1015, 2.0495], [1.0, 1.1, 1.02]
     cpu = records({"learned": base, **{k: flat for k in fourierqk.CAUSAL_KERNELS}})
-    mid_kernels = fourierqk._kernels_at(
-        next(s for s in fourierqk.EXPERIMENT.scales if s.name == "mid")
-    )
+    mid_kernels = _kernels_at(next(s for s in fourierqk.EXPERIMENT.scales if s.name == "mid"))
     assert "causal-mexhat" not in mid_kernels and "causal-morlet" in mid_kernels
     v = judge("C4", {"cpu": cpu})
     assert v.verdict == "reproduced" and "scale `cpu`" in v.evidence
@@ -533,14 +532,14 @@ def test_b5_accuracy_is_judged_at_the_accuracy_margin_not_the_nats_one():
 
 
 def test_context_extension_forest_plots_each_claims_comparison_with_its_margin(monkeypatch):
-    from experiments import context_extension as ce
+    from experiments.context_extension import forest
     from mope_jax.analysis.figures import canonical
     from mope_jax.campaign import load_experiment
 
-    monkeypatch.setattr(ce, "_ledger_effects", lambda experiment: {})  # no ledger: the rule's
+    monkeypatch.setattr(forest, "_ledger_effects", lambda experiment: {})  # no ledger: the rule's
     exp = load_experiment("context_extension", REPO)
     recs = _ce_records(-0.03)
-    fig = ce.claims_forest(exp, {"smoke": recs, "cpu": recs})  # figures()' "forest.png"
+    fig = forest.claims_forest(exp, {"smoke": recs, "cpu": recs})  # figures()' "forest.png"
     assert fig.kind == "margin_forest"
     panels = fig.data["panels"]  # smoke never drawn
     assert [p["title"].split(":")[0] for p in panels] == [

@@ -87,5 +87,6 @@ def test_mfu_is_the_program_rate_over_the_peak_of_its_precision():
     # no peak, no MFU: a CPU, or a precision the device has no units for
     assert device.perf_record(ref, 1e4, 1, kind="cpu")["mfu"] is None
     assert device.peak_tflops("Tesla T4", "bf16") is None
-    # the committed H200 record of a-baseline at float32: 845k tokens/s, 42% (issue 51)
+    # the committed H200 record of a-baseline at float32: 845k tokens/s, 42%
+    # (experiments/results/paper_a/reference-f32/records/a-baseline/seed0.json)
     assert "MFU 41.8%" in device.perf_text(device.perf_record(ref, 845_000.0, 1, kind="H200"))

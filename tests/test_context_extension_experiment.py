@@ -1,4 +1,4 @@
-"""experiments/context_extension.py: paper B's context-extension campaign declaration, and a
+"""experiments/context_extension/: paper B's context-extension campaign declaration, and a
 smoke campaign of its two rows whose records carry the analysis the sections render."""
 
 from __future__ import annotations
@@ -87,8 +87,13 @@ def test_declaration_keeps_the_single_script_settings():
 def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "_paper_b.py", "_scales.py", "context_extension.py"):
+    for f in ("__init__.py", "_paper_b.py", "_scales.py"):
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
+    shutil.copytree(
+        REPO / "experiments" / "context_extension",
+        root / "experiments" / "context_extension",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     # the shared TinyShakespeare beside the root, as in a checkout: the arithmetic model's other
     # domain (the language row's corpus is the default one, MOPE_JAX_TFDS_MANUAL_DIR's input.txt
     # from tests/conftest.py)
@@ -97,7 +102,7 @@ def test_smoke_campaign_records_analysis_and_renders_sections(shakespeare_path, 
     shutil.copy(shakespeare_path, shared / "input.txt")
     # to keep the test short: decode 8 characters instead of 96 and evaluate s = 1, 2 only
     # (the greedy decoding and one compiled forward per (method, s) dominate the analysis)
-    mod = root / "experiments" / "context_extension.py"
+    mod = root / "experiments" / "context_extension" / "settings.py"
     text = mod.read_text()
     for a, b in (
         ("MAX_NEW = 96\n", "MAX_NEW = 8\n"),

@@ -1,4 +1,4 @@
-"""EGA-M computes what the authors' code computes (issue 40, items 1 and 2): conv1d tap
+"""EGA-M computes what the authors' code computes: conv1d tap
 orientation (tap j on lag l_s - 1 - j, envelope peak on the oldest token) and one filter set per
 head, against the float64 loop reference tests/reference/ega_m_authors_np.py; our earlier
 computation survives as ``ega-m-shared*`` and matches its own frozen reference
@@ -199,7 +199,7 @@ def test_per_head_energies_are_the_shared_ones_head_by_head():
 @pytest.mark.parametrize("name", ["ega-m-shared", "ega-m-shared-prefix"])
 def test_ega_m_shared_is_the_old_computation(name):
     """ega-m-shared*: one (4,) set per layer, tap j on lag j, against the frozen reference of
-    the definition used before issue 40."""
+    our earlier definition (tests/reference/ega_paper1_np.py)."""
     mod = registry.get("attn_bias", name).build(ModelConfig(n_head=H, n_embd=E))
     assert (mod.per_head, mod.tap_order) == (False, "lag")
     znorm = "prefix" if name.endswith("prefix") else "full"

@@ -193,7 +193,7 @@ def test_gate_mixing_differs_from_energy_mixing():
 
 # --------------------------------------------------------------------------- EGA-M
 # The tests below against ``ref.ega_m_gate`` (one (4,) set shared by the heads, tap j on lag j)
-# test our earlier computation, kept as ``ega-m-shared*`` (issue 40); the authors' EGA-M (per
+# test our earlier computation, kept as ``ega-m-shared*``; the authors' EGA-M (per
 # head, conv1d taps; ``ega-m``, ``ega-m-prefix``) is tested in tests/test_ega_m_fidelity.py.
 
 

@@ -1,8 +1,8 @@
 """Every command the documentation tells a user to type runs something.
 
-Issue 42's split of experiments/bench/run.py dropped its ``if __name__ == "__main__"`` guard:
-``python -m experiments.bench.run --quick`` (the README's benchmark command) then imported the
-module and exited 0 having measured nothing. These tests read the commands out of the README,
+A script split into modules can lose its ``if __name__ == "__main__"`` guard: without it,
+``python -m experiments.bench.run --quick`` (the README's benchmark command) imports the
+module and exits 0 having measured nothing. These tests read the commands out of the README,
 the experiments' docstrings and the colab README, and check that each names a file that exists
 and runs ``main`` when executed.
 """
@@ -40,7 +40,7 @@ def documented() -> dict[str, Path]:
 
 def test_documentation_names_runnable_commands():
     cmds = documented()
-    assert "python -m experiments.bench.run" in cmds and "python experiments/fourierqk.py" in cmds
+    assert "python -m experiments.bench.run" in cmds and "python -m experiments.fourierqk" in cmds
     missing = [c for c, t in cmds.items() if not t.is_file()]
     assert not missing, f"documented commands name no file: {missing}"
     guard = re.compile(r'^if __name__ == "__main__":', re.M)

@@ -1,11 +1,11 @@
-"""Issue 40, items 5 and 6: two fidelity fixes.
+"""Two fidelity fixes.
 
-5. Paper C's GPT (experiments/fourierqk.py AUTHORS_C, the reference-c preset): only the q/k/v
+1. Paper C's GPT (experiments/fourierqk/scales.py AUTHORS_C, the reference-c preset): only the q/k/v
    and attention output projections have no bias (LayerNorm and MLP keep theirs), and there is
    no dropout after the attention output projection. ``model.attn_proj_bias`` (None: follow
    use_bias) and ``model.attn_out_dropout`` (True) say so; their defaults keep the model as it
    was (tests/reference/gpt_pre_issue40.npz, written by the code before the fields existed).
-6. MOPE's clamp (encodings/morlet.py) has torch.clamp's gradient at a tie: torch's backward is
+2. MOPE's clamp (encodings/morlet.py) has torch.clamp's gradient at a tie: torch's backward is
    ``where(self <= max, grad, 0)`` / ``where(self >= min, grad, 0)`` (FunctionsManual.cpp,
    clamp_backward), the whole gradient at x == bound, where jnp.minimum / jnp.maximum pass half.
 """
@@ -61,7 +61,7 @@ def _tokens():
     return jnp.asarray(np.random.default_rng(1).integers(0, 11, (2, 8)), jnp.int32)  # (B,T)
 
 
-# --------------------------------------------------------------------------- item 5: the recipe
+# --------------------------------------------------------------------------- item 1: the recipe
 
 
 def test_authors_c_recipe_has_exactly_the_authors_parameter_set():
@@ -172,7 +172,7 @@ def test_attention_output_is_the_projection_itself_without_the_dropout():
 def test_defaults_reproduce_the_model_before_the_new_fields(bias, tied):
     """Same parameter tree and the same logits (eval and training, dropout on) as the package
     before the fields existed. The fixture was written on another CPU and XLA rounds differently
-    on each (issue 53 reports up to 7e-7 on a CPU without AVX-512), so the comparison has a
+    on each (up to 7e-7 on a CPU without AVX-512), so the comparison has a
     tolerance, 1e-5: rounding passes, a changed model (a bias or a dropout site more or less)
     does not. Bitwise equality within one machine: test_defaults_equal_the_explicit_old_settings.
     """
@@ -250,11 +250,11 @@ def test_fourierqk_recipes_and_the_reference_c_preset():
     assert (preset.use_bias, preset.attn_proj_bias, preset.attn_out_dropout) == (True, False, False)
 
 
-# --------------------------------------------------------------------------- item 6: the clamp
+# --------------------------------------------------------------------------- item 2: the clamp
 
 
 def _old_capped(log_omega, log_sigma):
-    """The form before issue 40 item 6: the same values, half the gradient at a tie."""
+    """The jnp.minimum / jnp.maximum form: the same values, half the gradient at a tie."""
     return jnp.minimum(jnp.exp(log_omega), OMEGA_MAX), jnp.maximum(jnp.exp(log_sigma), SIGMA_MIN)
 
 

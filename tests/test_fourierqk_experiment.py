@@ -1,4 +1,4 @@
-"""experiments/fourierqk.py: paper C's campaign declaration, and a smoke campaign of two rows
+"""experiments/fourierqk/: paper C's campaign declaration, and a smoke campaign of two rows
 that labels and measures what it reports."""
 
 from __future__ import annotations
@@ -62,8 +62,15 @@ def test_fixed_twin_of_fourier_qk_init_is_the_one_compared_at_each_scale(scale_n
 def test_smoke_campaign_records_audit_and_diagnostics(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "_scales.py", "paper_a.py", "fourierqk.py"):
+    for f in ("__init__.py", "_scales.py"):  # the registry and the scales fourierqk imports
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
+    for name in ("paper_a", "fourierqk"):  # each a module or a package
+        src = REPO / "experiments" / name
+        if src.is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(src, root / "experiments" / name, ignore=ignore)
+        else:
+            shutil.copy(src.with_suffix(".py"), root / "experiments" / f"{name}.py")
     argv = ["campaign", "run", "fourierqk", "--scale", "smoke", "--rows", "learned,fourier-qk"]
     rc = main([*argv, "--root", str(root), "--corpus", str(shakespeare_path), "--no-progress"])
     assert rc == 0
@@ -91,7 +98,7 @@ def test_smoke_campaign_records_audit_and_diagnostics(shakespeare_path, tmp_path
 def test_mid_and_reference_use_the_authors_recipe_details():
     """DESIGN.md section 5 'Small': the authors' paper-C GPT has no q/k/v or attention-output
     bias (LayerNorm and MLP keep theirs) and no dropout after the attention projection: the
-    reference scale's recipe (issue 40); mid keeps the no-bias-anywhere recipe its committed
+    reference scale's recipe; mid keeps the no-bias-anywhere recipe its committed
     records were trained with. Weight decay 0.2 for the Morlet-scale rows; smoke and cpu keep
     what their committed records were trained with."""
     from experiments import fourierqk as fq
@@ -122,7 +129,7 @@ def test_diagnostics_reads_mexhat_k4_peak_periods_from_the_record():
     from mope_jax.attention import spectral
 
     load_experiment("fourierqk", REPO)  # puts the repository's experiments/ on the path
-    diag = importlib.import_module("experiments.fourierqk")
+    diag = importlib.import_module("experiments.fourierqk.sections")
     log_s = np.tile(spectral.mexhat_k4_init_log_s(), (4, 1))  # (H,K)
     spectra = spectral.learned_filter_spectra(256, {"log_s": log_s})
     record = {
@@ -137,7 +144,7 @@ def test_diagnostics_reads_mexhat_k4_peak_periods_from_the_record():
 
 
 def test_phase_shift_cells_made_with_the_old_definition_are_marked_and_pointed_to():
-    """Issue 40: a record whose surrogate analysis predates the authors' ``phase_shift`` is
+    """A record whose surrogate analysis predates the authors' ``phase_shift`` is
     marked † in the campaign table and listed as outdated; the re-run record of the same row
     is not. The single-script cpu file (which cannot be re-run) points to ``cpu/table.md``."""
     import importlib

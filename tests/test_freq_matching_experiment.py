@@ -1,4 +1,4 @@
-"""experiments/freq_matching.py: paper B's frequency-matching campaign declaration, and a smoke
+"""experiments/freq_matching/: paper B's frequency-matching campaign declaration, and a smoke
 campaign of two rows (one per task) whose records carry the analysis the section renders."""
 
 from __future__ import annotations
@@ -69,8 +69,13 @@ def test_declaration_keeps_the_single_script_settings():
 def test_smoke_campaign_records_analysis_and_renders_the_law(tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "_paper_b.py", "freq_matching.py"):
+    for f in ("__init__.py", "_paper_b.py"):
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
+    shutil.copytree(
+        REPO / "experiments" / "freq_matching",
+        root / "experiments" / "freq_matching",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     argv = ["campaign", "run", "freq_matching", "--scale", "smoke", "--rows", "copy-B6,repeat-W2"]
     assert main([*argv, "--root", str(root), "--no-progress"]) == 0
     out = root / "experiments" / "results" / "freq_matching" / "smoke"
@@ -126,6 +131,7 @@ def test_law_judge_counts_unlearned_runs_and_gives_each_verdict():
     import math
 
     from experiments import freq_matching as fm
+    from experiments.freq_matching.claims import _law_judge
 
     def records(c, slope, extra=()):
         out = []
@@ -138,13 +144,13 @@ def test_law_judge_counts_unlearned_runs_and_gives_each_verdict():
         return out + list(extra)
 
     exp = fm.EXPERIMENT
-    assert fm._law_judge(exp, {}).verdict == "untested"
+    assert _law_judge(exp, {}).verdict == "untested"
     unlearned = {"analysis": _run(16, 0.0, acc=0.2, seed=9), "seed": 9, "final_val_loss": 1.0}
-    v = fm._law_judge(exp, {"learned": records(3.1, 1.0, [unlearned])})
+    v = _law_judge(exp, {"learned": records(3.1, 1.0, [unlearned])})
     assert v.verdict == "reproduced" and "the 9 of 10 copy runs" in v.evidence
-    assert fm._law_judge(exp, {"learned": records(3.1, 0.5)}).verdict == "contradicted"
-    assert fm._law_judge(exp, {"learned": records(9.0, 1.0)}).verdict == "contradicted"
-    assert fm._law_judge(exp, {"cpu": records(3.1, 1.0)}).verdict == "untested"
+    assert _law_judge(exp, {"learned": records(3.1, 0.5)}).verdict == "contradicted"
+    assert _law_judge(exp, {"learned": records(9.0, 1.0)}).verdict == "contradicted"
+    assert _law_judge(exp, {"cpu": records(3.1, 1.0)}).verdict == "untested"
     # B1r judges the repeat runs alone: copy runs that follow the law do not count for it
     b1r = next(c for c in exp.claims if c.id == "B1r")
     assert b1r.judge(exp, {"learned": records(3.1, 1.0)}).verdict == "untested"

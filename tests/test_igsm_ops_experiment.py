@@ -1,4 +1,4 @@
-"""iGSM by operation count (experiments/igsm_ops.py, issue 16 item 2): the lookup distances a
+"""iGSM by operation count (experiments/igsm_ops.py): the lookup distances a
 solution copies over, the width W they define per row, and the B2 verdict from records."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The package's floors (issue 42): no import cycle, no private cross-import, and nothing in
+"""The package's floors: no import cycle, no private cross-import, and nothing in
 ``mope_jax/analysis/`` imports upward (campaigns, the claims ledger, the results orchestration):
 analysis is the pure functions the floors above call."""
 

@@ -1,4 +1,4 @@
-"""The memory estimate (mope_jax.memory, issue 43): known answers, and no preset refused."""
+"""The memory estimate (mope_jax.memory): known answers, and no preset refused."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The omega*sigma control as a campaign (experiments/omega_sigma_control.py): declaration, the
+"""The omega*sigma control as a campaign (experiments/omega_sigma_control/): declaration, the
 integrated-lr rule, claim A5's judge on fake records, and a 2-row smoke campaign."""
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ def osc():
 
 
 def test_declaration_rows_scales_and_lr_rule(osc):
-    from experiments._scales import FAST_ATTENTION
-    from experiments.paper_a import MID
+    from experiments._scales import FAST_ATTENTION, MID
 
     exp = load_experiment("omega_sigma_control", REPO)
     names = [r.name for r in exp.rows]
@@ -139,8 +138,13 @@ def test_a5_left_paper_a():
 def test_smoke_campaign_two_rows(shakespeare_path, tmp_path):
     root = tmp_path / "repo"
     (root / "experiments").mkdir(parents=True)
-    for f in ("__init__.py", "_scales.py", "paper_a.py", "omega_sigma_control.py"):
+    for f in ("__init__.py", "_scales.py"):  # the registry and the shared scales
         shutil.copy(REPO / "experiments" / f, root / "experiments" / f)
+    shutil.copytree(
+        REPO / "experiments" / "omega_sigma_control",
+        root / "experiments" / "omega_sigma_control",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     rows = "mope-wd_on-init_boundary-clamp,mope-wd_off-init_off-none"
     argv = ["campaign", "run", "omega_sigma_control", "--scale", "smoke", "--rows", rows]
     rc = main([*argv, "--root", str(root), "--corpus", str(shakespeare_path), "--no-progress"])

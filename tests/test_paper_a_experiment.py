@@ -1,7 +1,7 @@
-"""experiments/paper_a.py: the gate models re-evaluated with the other gate (issue 15). The two
-EGA gates share their parameters, so the trained state of a gated row is evaluated with its own
-gate (which must give back the recorded final val loss, bitwise) and with the other one on the
-same batches; the section pairs them by seed."""
+"""experiments/paper_a (measure.py, sections.py): the gate models re-evaluated with the
+other gate. The two EGA gates share their parameters, so the trained state of a gated row is
+evaluated with its own gate (which must give back the recorded final val loss, bitwise) and
+with the other one on the same batches; the section pairs them by seed."""
 
 from __future__ import annotations
 

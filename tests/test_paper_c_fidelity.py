@@ -1,5 +1,5 @@
-"""Paper C as the authors' code computes it (DESIGN.md section 5; issue 12): every new or
-changed Q/K filter variant against the float64 numpy reference in tests/reference/paper_c_np.py,
+"""Paper C as the authors' code computes it (DESIGN.md section 5): every paper-C
+Q/K filter variant against the float64 numpy reference in tests/reference/paper_c_np.py,
 values at float32 and gradients of the learned parameters at float64 (jax.grad vs a numpy
 central finite difference)."""
 
@@ -112,7 +112,7 @@ CASES = {
             lambda h, q, k: ref.complex_scores(q, k, ref.morlet_taps_l1(math.exp(p[h]), 128, T))
         ),
     ),
-    # the authors' envelope sigma_t = T / (4 pi) (issue 40); ours, a fixed a = 8 tokens
+    # the authors' envelope sigma_t = T / (4 pi); ours, a fixed a = 8 tokens
     "causal-freq-qk": (
         "log_freq",
         lambda p: lambda h, q, k: ref.complex_scores(q, k, ref.freq_taps_authors(p[h], 128, T)),
@@ -243,7 +243,7 @@ def test_causal_freq_clamp():
     np.testing.assert_allclose(f, [2.0, 4.0, 7.0], rtol=1e-6)  # [2, F-2], F = 9
 
 
-# ----------------------------------------------------------------- causal-freq (issue 40)
+# ----------------------------------------------------------------- causal-freq
 
 
 def _freq_outputs_ref(taps_of_head, q, k):
@@ -512,7 +512,7 @@ def test_records_carry_the_norms_and_the_learned_spectra():
     )
 
 
-# ----------------------------------------------------------------- eval switches (issue 40)
+# ----------------------------------------------------------------- eval switches
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Performance changes keep the numbers: the fused exact GELU, data-parallel training steps
-and the unrolled threefry lowering on CPU (issue 8; experiments/bench measures their speed)."""
+and the unrolled threefry lowering on CPU (experiments/bench measures their speed)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_gelu_approximate_is_jax_tanh_form():
 
 
 def test_model_loss_and_grads_equal_with_jax_gelu(monkeypatch):
-    """The GPT with the fused GELU equals the GPT with jax.nn.gelu (the version before issue 8)."""
+    """The GPT with the fused GELU equals the GPT with jax.nn.gelu (the unfused form)."""
     import mope_jax.model as model_mod
 
     cfg = ModelConfig(vocab_size=17, block_size=16, n_layer=1, n_head=2, n_embd=16, dropout=0.0)
@@ -225,7 +225,7 @@ def test_pyproject_bounds_jax_to_the_tested_versions():
 
 @pytest.mark.parametrize("variant", ["learned", "rope"])
 def test_attn_layout_bhtd_computes_the_default_attention(variant):
-    """model.attn_layout=bhtd (opt-in, issue 14) is the same attention as the default layout:
+    """model.attn_layout=bhtd (opt-in) is the same attention as the default layout:
     same parameters, loss and gradients to float32 rounding, with dropout on."""
     import dataclasses
 

@@ -1,4 +1,4 @@
-"""Reliability (issue 17): no run is left unrecoverable, no checkpoint is trusted blindly.
+"""Reliability: no run is left unrecoverable, no checkpoint is trusted blindly.
 
 Kill windows are simulated in-process and deterministically (a hook raises at the exact
 moment), corruptions are applied to a copy of one finished run, and every resume is compared
@@ -426,7 +426,7 @@ def test_disk_full_while_writing_metrics_is_one_line(tmp_path, monkeypatch, full
         run(smoke(), run_dir, progress=False, log=lambda m: None)
 
 
-# --------------------------------------------------------------------------- Ctrl-C (issue 43)
+# --------------------------------------------------------------------------- Ctrl-C
 
 
 def _train_until_interrupted(tmp_path, when: str, delay: float = 0.0):
@@ -473,7 +473,7 @@ def _one_interrupted_line(code: int, err: str) -> None:
 
 def test_ctrl_c_before_the_loop_exits_130_with_one_line(tmp_path):
     """SIGINT while the corpus is built and init and the first chunk compile: no segfault at
-    exit (it used to unwind while XLA worked, issue 43), exit 130, one line."""
+    exit (unwinding while XLA works can segfault, so the process must not), exit 130, one line."""
     _one_interrupted_line(*_train_until_interrupted(tmp_path, "start")[:2])
 
 

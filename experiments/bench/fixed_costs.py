@@ -1,5 +1,5 @@
 """Fixed costs of a campaign row on this machine: what a row and each of its seeds cost beyond
-training, and how many XLA programs they build (issue 51: on a lent GPU these fixed costs, not
+training, and how many XLA programs they build (on a lent GPU these fixed costs, not
 training, took two thirds of each row).
 
 Command:  python -m experiments.bench.fixed_costs --label after [--repo PATH --label before]

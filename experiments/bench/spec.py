@@ -65,8 +65,8 @@ SIZES = {
         mlp_reps=5,
     ),
 }
-REF = ["train.batch_size=16"]  # the reference model at batch 16 (issue 8)
-# The sizes we train (issue 14), each timed in JAX (float32, and the opt-in bf16 matmuls) next
+REF = ["train.batch_size=16"]  # the reference model at batch 16
+# The sizes we train, each timed in JAX (float32, and the opt-in bf16 matmuls) next
 # to the PyTorch reference of the same architecture and optimiser. "reference-b16" reuses the
 # reference section's rows ("jax/1dev", "torch", "torch/1t").
 NANOGPT_CHAR = [
@@ -101,7 +101,7 @@ CONFIGS = {
     "mid": ("mid scale: 4 x 128, T=256, 4 heads, batch 16, dropout 0.1", MID),
 }
 CAUSAL_FILTER = "causal-gauss"
-# the fastest f32 opt-ins together (issue 14), as the mid campaigns use them
+# the fastest f32 opt-ins together, as the mid campaigns use them
 # (experiments/_scales.py FAST_ATTENTION: bhtd layout, 4 causal query blocks)
 FAST_OPT_INS = [f"model.{k}={v}" for k, v in FAST_ATTENTION.items()]
 PROFILE_SECTION = (

@@ -1,4 +1,4 @@
-"""Seeds/hour of multi-seed sweeps (issue 6's benchmark): R = 1, 2, 4, 8 seeds at the ``cpu``
+"""Seeds/hour of multi-seed sweeps: R = 1, 2, 4, 8 seeds at the ``cpu``
 preset with every ``mope_jax.sweep`` strategy, against training the seeds one after another.
 
 Command:  python -m experiments.bench.sweeps            (~6 min on a 2-core CPU)

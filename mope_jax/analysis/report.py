@@ -6,11 +6,11 @@ the causality declaration of the variant. Every file written says which command 
 when, and on what machine.
 
 Committed tables are never typed: every results JSON that names a ``"renderer"``
-(``experiments/paper_a.py:render``: a file relative to the repository root, or
-``package.module:function``) is re-rendered by ``regenerate`` (``mope-jax report --regenerate``;
-``--check`` compares instead of writing). A renderer is ``render(payload, json_path) ->
-{file name beside the JSON: text}`` and must be a pure function of the JSON: no clock, no
-environment lookups.
+(``experiments/paper_a.py:render``: the module ``experiments.paper_a`` of the repository that
+holds the JSON, imported by name, or ``package.module:function``) is re-rendered by
+``regenerate`` (``mope-jax report --regenerate``; ``--check`` compares instead of writing).
+A renderer is ``render(payload, json_path) -> {file name beside the JSON: text}`` and must be
+a pure function of the JSON: no clock, no environment lookups.
 
 This module renders what one JSON names and writes rendered files (:func:`sync`); the
 orchestration over campaigns, the claims ledger and figures (``regenerate``) lives above the

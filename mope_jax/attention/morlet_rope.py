@@ -20,7 +20,7 @@ Each group's term has a hand-written gradient (:func:`_group_term`). Automatic
 differentiation of ``dots * envelope`` reduces ``g * dots`` over the batch axis into a (H, T, S)
 envelope gradient first, a reduction over the outermost axis that XLA:CPU runs much slower
 than the same sum taken over (T, S) (the step-time effect is measured in
-``experiments/paper_a.py``'s docstring); the envelope's only parameter is one sigma per head,
+``experiments/paper_a/``'s docstring); the envelope's only parameter is one sigma per head,
 so the hand-written gradient reduces straight to it. The forward is the same expression as
 before; the gradients are tested against float64 central differences of the reference loop
 (``tests/test_morlet.py``).

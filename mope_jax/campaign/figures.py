@@ -15,7 +15,8 @@ What :func:`for_campaign` draws for an experiment's results folder ``results/<ex
     <scale>/spectra.png        learned Q/K filter periods or kernel scales per layer (FourierQK)
 
 and whatever the experiment module's own ``figures(experiment, records_by_scale) ->
-{path under results/<experiment>/: FigureData}`` adds (e.g. ``experiments/freq_matching.py``).
+{path under results/<experiment>/: FigureData}`` adds
+(e.g. ``experiments/freq_matching/fit_figure.py``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Frozen float64 numpy reference of paper 1's EGA-M as the authors' code computes it (issue 40;
-DESIGN.md section 5, "EGA-M (paper 1 ...)"), written from that definition with explicit loops,
+"""Frozen float64 numpy reference of paper 1's EGA-M as the authors' code computes it
+(DESIGN.md section 5, "EGA-M (paper 1 ...)"), written from that definition with explicit loops,
 independent of the library code. Never edit it to make a test pass.
 
 Per head h and filter s = 1..4 (lengths l_s = 3, 7, 15, 31), on one batch row xn (T, E):

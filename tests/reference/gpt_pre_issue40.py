@@ -1,5 +1,5 @@
 """The whole GPT's parameter tree and logits at the ModelConfig defaults, as frozen BEFORE
-issue 40 item 5 added ``model.attn_proj_bias`` and ``model.attn_out_dropout``.
+``model.attn_proj_bias`` and ``model.attn_out_dropout`` were added.
 
 ``gpt_pre_issue40.npz`` was written by this module run with the pre-change package first on
 the path (OLD holds ``git archive 5d864fa mope_jax`` unpacked, before the new fields existed;

@@ -80,7 +80,7 @@ def freq_taps(log_f, a, k, t):
 
 
 def freq_taps_authors(log_f, k, t):
-    """The authors' causal learned-frequency kernel (issue 40): the Gaussian envelope width is
+    """The authors' causal learned-frequency kernel: the Gaussian envelope width is
     sigma_t = T / (2 pi * 2) tokens, T the sequence length; f = clip(exp(log_f), 2, F-2)
     bins, F = T//2 + 1; h[j] = exp(-j^2 / (2 sigma_t^2)) exp(i 2 pi f j / T), j = 0..K-1,
     divided by sqrt(sum_j env[j]^2)."""
@@ -113,7 +113,7 @@ def surrogate(z, mode, phi=None, t=None):
     """The authors' eval-time surrogates of one spectrum z = rfft(x, axis=0) (F, D) of a T-point
     signal: phase_rand / phase_rand_indep |z| e^{i phi}; amp_only |z|; phase_shift z e^{i pi/4}
     on every bin except DC (bin 0) and, for even T, Nyquist (bin T/2), which keep their
-    unrotated values (issue 40; needs t)."""
+    unrotated values (needs t)."""
     if mode in ("phase_rand", "phase_rand_indep"):
         return np.abs(z) * np.exp(1j * phi)
     if mode == "amp_only":

@@ -456,6 +456,15 @@ def prefix_invariance(cfg, params, tokens: Array) -> float:
     return float(_prefix_fn(cfg, int(tokens.shape[1]))(params, tokens))
 
 
+# A program run once (a check, an init): on XLA:CPU the backend's optimisation passes cost more
+# than they save. The values are the same function's; only their rounding may differ in the
+# last bits, far below every tolerance these programs are judged by.
+def _fast_compile() -> dict | None:
+    if jax.default_backend() != "cpu":
+        return None
+    return {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
 @functools.lru_cache(maxsize=16)
 def _prefix_fn(cfg, T: int) -> Callable:
     """``check(params, tokens) -> relative difference`` of ``GPT(cfg)`` without dropout, jitted
@@ -476,9 +485,7 @@ def _prefix_fn(cfg, T: int) -> Callable:
         return worst / scale
 
     check.__name__ = check.__qualname__ = "audit_prefix"
-    # a check, run once: on XLA:CPU the backend's optimisation passes cost more than they save
-    fast = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
-    return jax.jit(check, compiler_options=fast if jax.default_backend() == "cpu" else None)
+    return jax.jit(check, compiler_options=_fast_compile())
 
 
 @functools.lru_cache(maxsize=16)
@@ -589,8 +596,11 @@ def audit_registry(
         if names is not None and v.name not in names:
             continue
         cfg = _small({v.slot: v.name}, seq_len, n_layer)
-        params = generic_layernorms(
-            init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2)
+        params = generic_layernorms(  # one init program a variant, not one per eager op
+            jax.jit(init_params, static_argnums=0, compiler_options=_fast_compile())(
+                cfg, jax.random.PRNGKey(seed)
+            ),
+            jax.random.PRNGKey(seed + 2),
         )
         res = audit_model(
             cfg,
@@ -632,8 +642,11 @@ def audit_model_variants(
             continue
         cfg = _small(v.model, seq_len, n_layer)
         declared = registry.declared_causal(cfg)
-        params = generic_layernorms(
-            init_params(cfg, jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed + 2)
+        params = generic_layernorms(  # one init program a variant, not one per eager op
+            jax.jit(init_params, static_argnums=0, compiler_options=_fast_compile())(
+                cfg, jax.random.PRNGKey(seed)
+            ),
+            jax.random.PRNGKey(seed + 2),
         )
         res = audit_model(cfg, params, key=jax.random.PRNGKey(seed + 1), tol=tol)
         rows.append(

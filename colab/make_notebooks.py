@@ -844,14 +844,14 @@ ROPE_USAGE = [
         theta_eff falls as theta* = c / W (c ~ 3.02 fitted, pi in theory). Here: a RoPE-only model
         on block data of two widths, the frequency energy p_i of each rotary frequency during
         training (logged at every eval by `mope_jax.analysis.freq_energy`), and the fitted law. The
-        full study is `experiments/freq_matching.py` (5 widths, 3 seeds, its results in
+        full study is `experiments/freq_matching/` (5 widths, 3 seeds, its results in
         `experiments/results/paper_b/`); the defaults here are far too short to test the law.
     """),
     install(),
     parameters("""
         BLOCK_LENS = [6, 18]  # block lengths B of the data; the dependency width is W = B - 2
         SEEDS = [0]  # seeds per width; more seeds give an interval on c
-        # training steps; to scale up like experiments/freq_matching.py --scale cpu: STEPS=400,
+        # training steps; to scale up like experiments.freq_matching at --scale cpu: STEPS=400,
         # BLOCK_LENS=[4, 6, 10, 18, 34], SEEDS=[0, 1, 2], N_EMBD=64, BLOCK_SIZE=128
         STEPS = 300
         EVAL_EVERY = 25  # frequency energy is logged at every eval
@@ -873,7 +873,7 @@ ROPE_USAGE = [
 
 
         def config(block_len: int, seed: int) -> Config:
-            """RoPE only (no position table), no dropout: experiments/freq_matching.py's setup,
+            """RoPE only (no position table), no dropout: experiments/freq_matching's setup,
             smaller."""
             return Config(
                 name=f"rope_usage/B{block_len}",
@@ -972,7 +972,7 @@ ROPE_USAGE = [
 
         `energy_report` measures the final energies on fixed validation windows (`probe_tokens`);
         the log-mean effective frequency is log theta_eff = sum_i p_i log theta_i, averaged over
-        layers and heads. As in `experiments/freq_matching.py`, c = exp(mean of log theta_eff + log
+        layers and heads. As in `experiments/freq_matching/`, c = exp(mean of log theta_eff + log
         W) with a 95% t-interval over runs (`mope_jax.analysis.stats.summarize`), and the free slope
         of log theta_eff on log(1/W) (1 = the 1/W law).
     """),
